@@ -1,0 +1,56 @@
+"""One model call: build the batch view from the slot table, call, check the answer.
+
+Nothing here changes a row, so a failed or wrong answer leaves the engine as it was.
+"""
+
+from __future__ import annotations
+
+from .errors import ModelError
+from .request import Sequence
+from .validation import INT64_MAX, INT64_MIN
+
+
+def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequence], padded: bool) -> list[int]:
+    """Return one token per row of `rows` (slot order); raise ModelError otherwise.
+
+    Ragged: the model sees only the occupied slots. Padded: it sees every slot, with an
+    empty prefix and a False mask entry for the free ones, and its outputs for those are
+    ignored whatever they are.
+    """
+    if padded:
+        mask = [seq is not None for seq in slots]
+        prefixes = [seq.tokens if seq is not None else [] for seq in slots]
+        expected = f"{len(slots)} tokens (one per slot, padded to batch_size)"
+    else:
+        prefixes = [seq.tokens for seq in rows]
+        expected = f"{len(rows)} tokens (one per active row)"
+    try:
+        answer = call(prefixes, mask) if padded else call(prefixes)
+        answer = list(answer)
+    except Exception as exc:
+        raise ModelError(step, f"model call failed with {type(exc).__name__}: {exc}; expected {expected}") from exc
+    if len(answer) != len(prefixes):
+        raise ModelError(step, f"model returned {len(answer)} tokens, expected {expected}")
+    if padded:
+        answer = [token for token, active in zip(answer, mask) if active]
+    for i, token in enumerate(answer):
+        if type(token) is not int:
+            answer[i] = token = _as_int(step, token, rows[i])
+        if not INT64_MIN <= token <= INT64_MAX:
+            where = f"slot {rows[i].slot} (request {rows[i].request_id})"
+            raise ModelError(step, f"{where}: token {token} does not fit in 64 bits")
+    return answer
+
+
+def _as_int(step: int, token: object, seq: Sequence) -> int:
+    """Accept int-like tokens (numpy integers); reject bools, floats and the rest."""
+    index = getattr(type(token), "__index__", None)
+    if index is not None and not isinstance(token, bool) and "bool" not in type(token).__name__:
+        try:
+            return index(token)
+        except TypeError:
+            pass
+    raise ModelError(
+        step,
+        f"slot {seq.slot} (request {seq.request_id}): expected an int token, got {type(token).__name__} {token!r}",
+    )

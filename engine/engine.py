@@ -1,0 +1,266 @@
+"""The continuous-batching engine: a fixed set of slots, a FIFO queue, one model call a step.
+
+NOTE: each step admits waiting requests *before* the model call (refill, then call,
+then evict), so a slot freed at the end of step k is already busy at step k + 1 and no
+slot sits empty during a model call while work waits. Static batching (the seeds'
+Part 1) differs in one place: it admits only into an empty batch.
+
+The order inside `step()` (see ../shared/engine-contract.md):
+  0. cancellations requested since the last step take effect; arrivals join the queue
+     (a request with max_tokens == 0 finishes here, without a slot);
+  1. admit into free slots, lowest id first;  2. build the batch view;
+  3. one model call;  4. append one token per active row;
+  5. check termination: stop token, then stop sequence, then max_tokens;
+  6. evict finished rows and deliver their callbacks.
+"""
+
+from __future__ import annotations
+
+from .batch import call_model
+from .errors import CallbackError
+from .events import NONE, EventKind, EventLog, LogSettings, RequestInfo
+from .models import model_caller
+from .request import FinishReason, Sequence
+from .scheduler import Scheduler
+from .stops import NO_MATCH, stop_matcher
+from .validation import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_int,
+    check_stop_sequences,
+    check_token,
+    check_tokens,
+)
+
+EMIT, STOP_MATCH = EventKind.EMIT, EventKind.STOP_MATCH
+
+
+class BatchInferenceEngine:
+    def __init__(
+        self, model, batch_size: int, stop_token: int | None, *, batching: str = "continuous", padded: bool = False
+    ):
+        check_int("batch_size", batch_size, minimum=1)
+        if stop_token is not None:
+            check_token("stop_token", stop_token)
+        check_choice("batching", batching, ("continuous", "static"))
+        check_bool("padded", padded)
+        self.model = model
+        self._call = model_caller(model, padded)
+        self.batch_size, self.stop_token, self.batching, self.padded = batch_size, stop_token, batching, padded
+        self.event_log = EventLog(LogSettings(batch_size, stop_token, batching, padded))
+        self._scheduler = Scheduler(batch_size, static=batching == "static")
+        self._live: dict[str, Sequence] = {}  # submitted, not yet delivered
+        self._submitted = 0
+        self._cancelled: list[Sequence] = []
+        self._failures: list[tuple[str, BaseException]] = []
+        self._in_step = False
+        self.clock = 0  # the next step's number
+
+    # -- the seeds' API ----------------------------------------------------------------
+    def submit_request(
+        self,
+        prompt_tokens: list[int],
+        max_tokens: int,
+        callback=None,
+        stop_sequences: list[list[int]] | None = None,
+        *,
+        request_id: str | None = None,
+        arrival_step: int | None = None,
+        on_token=None,
+    ) -> str:
+        """Queue a request and return its id. Nothing is queued if an argument is bad.
+
+        `callback(tokens)` gets prompt + generated tokens once, when the request ends;
+        `on_token(token)` gets each generated token as it is appended (streaming);
+        `arrival_step` hides the request from the scheduler until that step.
+        """
+        prompt = check_tokens("prompt_tokens", prompt_tokens)
+        check_int("max_tokens", max_tokens, minimum=0)
+        check_callable("callback", callback)
+        check_callable("on_token", on_token)
+        stops = check_stop_sequences("stop_sequences", stop_sequences)
+        if arrival_step is not None:
+            check_int("arrival_step", arrival_step, minimum=0)
+        if request_id is None:
+            request_id = self._fresh_id()
+        elif not isinstance(request_id, str):
+            raise TypeError(f"request_id: must be a str, got {type(request_id).__name__}")
+        if request_id in self._live or request_id in self.event_log.request_index:
+            raise ValueError(f"request_id: {request_id!r} is already in use")
+        seq = Sequence(
+            request_id,
+            prompt,
+            len(prompt),
+            max_tokens,
+            callback,
+            on_token,
+            stop_matcher(stops) if stops else None,
+            stops,
+            max(arrival_step or 0, self.clock),
+            self._submitted,
+        )
+        self._submitted += 1
+        self._live[request_id] = seq
+        self._scheduler.add(seq)
+        return request_id
+
+    def _fresh_id(self) -> str:
+        """`r<submission number>`, skipping ids a caller already chose."""
+        n = self._submitted
+        while f"r{n}" in self._live or f"r{n}" in self.event_log.request_index:
+            n += 1
+        return f"r{n}"
+
+    def cancel(self, request_id: str) -> bool:
+        """Cancel at the next step boundary; False if the request has already finished.
+
+        Its callback still runs once, with the prompt plus what it generated so far.
+        """
+        seq = self._live.get(request_id)
+        if seq is None:
+            if request_id in self.event_log.request_index:
+                return False
+            raise ValueError(f"request_id: no request {request_id!r} was submitted")
+        if not seq.cancel_requested:
+            seq.cancel_requested = True
+            self._cancelled.append(seq)
+        return True
+
+    def run(self) -> None:
+        """Step until the queue is empty and every slot is free.
+
+        A model fault raises ModelError at once (call run() again to resume); callback
+        failures are collected and raised together as CallbackError once all work is done.
+        """
+        while True:
+            try:
+                if not self.step():
+                    break
+            except CallbackError as exc:
+                self._failures.extend(exc.failures)
+        if self._failures:
+            failures, self._failures = self._failures, []
+            raise CallbackError(failures)
+
+    def has_work(self) -> bool:
+        return self._scheduler.has_work() or bool(self._cancelled)
+
+    @property
+    def slot_table(self) -> dict[int, str]:
+        """slot id -> request id, for the occupied slots."""
+        return {seq.slot: seq.request_id for seq in self._scheduler.running()}
+
+    @property
+    def waiting(self) -> list[str]:
+        return [seq.request_id for seq in self._scheduler.waiting]
+
+    # -- one step ----------------------------------------------------------------------
+    def step(self) -> bool:
+        """Advance one step (one model call if any row is active); False when idle."""
+        if self._in_step:
+            raise RuntimeError("step() and run() cannot be called from inside a callback")
+        if not self.has_work():
+            return False
+        scheduler = self._scheduler
+        if not (scheduler.num_running or scheduler.waiting or self._cancelled):
+            self.clock = max(self.clock, scheduler.next_arrival())  # idle until the next arrival
+        self._in_step = True
+        failures: list[tuple[str, BaseException]] = []
+        try:
+            self._boundary(failures)
+            rows = scheduler.running()
+            if rows:
+                self._decode(rows, failures)
+            self.clock += 1
+        finally:
+            self._in_step = False
+        if failures:
+            raise CallbackError(failures)
+        return True
+
+    def _boundary(self, failures) -> None:
+        """Cancellations, arrivals and admissions: everything before the model call."""
+        step, log, scheduler = self.clock, self.event_log, self._scheduler
+        cancelled, self._cancelled = self._cancelled, []
+        for seq in cancelled:
+            if seq.finish_reason is not None:  # finished in the step it was cancelled in
+                continue
+            if seq.slot is None:
+                scheduler.withdraw(seq)
+                if seq.request_id not in log.request_index:
+                    self._arrive(seq)
+            self._finish(seq, FinishReason.CANCELLED, failures)
+        for seq in scheduler.due(step):
+            self._arrive(seq)
+            if seq.max_tokens == 0:
+                self._finish(seq, FinishReason.MAX_TOKENS, failures)
+            else:
+                scheduler.waiting.append(seq)
+        for seq in scheduler.admit():
+            log.append(step, EventKind.ADMIT, seq.slot, log.request_index[seq.request_id])
+
+    def _arrive(self, seq: Sequence) -> None:
+        self.event_log.arrive(
+            self.clock,
+            RequestInfo(seq.request_id, tuple(seq.tokens[: seq.prompt_len]), seq.max_tokens, seq.stop_sequences),
+        )
+
+    def _decode(self, rows: list[Sequence], failures) -> None:
+        """Steps 2-6: one model call, one token per row, termination, eviction."""
+        step, log, stop_token = self.clock, self.event_log, self.stop_token
+        try:
+            tokens = call_model(self._call, step, self._scheduler.slots, rows, self.padded)
+        except Exception as exc:
+            log.error(step, NONE, NONE, str(exc))
+            raise
+        log.model_call(step, self.batch_size if self.padded else len(rows), sum(1 << seq.slot for seq in rows))
+        index = log.request_index
+        finished = []
+        for seq, token in zip(rows, tokens):
+            seq.tokens.append(token)
+            position = len(seq.tokens) - seq.prompt_len - 1
+            request = index[seq.request_id]
+            log.append(step, EMIT, seq.slot, request, token, position)
+            if seq.on_token is not None:
+                self._deliver(seq, seq.on_token, token, failures)
+            if token == stop_token:
+                log.append(step, STOP_MATCH, seq.slot, request, -1)
+                finished.append((seq, FinishReason.STOP_TOKEN))
+                continue
+            if seq.stops is not None:
+                seq.stop_state = seq.stops.advance(seq.stop_state, token)
+                matched = seq.stops.matched(seq.stop_state)
+                if matched != NO_MATCH:
+                    log.append(step, STOP_MATCH, seq.slot, request, matched)
+                    finished.append((seq, FinishReason.STOP_SEQUENCE))
+                    continue
+            if position + 1 >= seq.max_tokens:
+                finished.append((seq, FinishReason.MAX_TOKENS))
+        for seq, reason in finished:
+            self._finish(seq, reason, failures)
+
+    def _finish(self, seq: Sequence, reason: FinishReason, failures) -> None:
+        """Evict (freeing its slot, if any) and deliver the callback exactly once."""
+        log = self.event_log
+        slot = NONE if seq.slot is None else seq.slot
+        log.append(self.clock, EventKind.EVICT, slot, log.request_index[seq.request_id], reason)
+        if seq.slot is not None:
+            self._scheduler.release(seq)
+        seq.finish_reason = reason
+        del self._live[seq.request_id]
+        if seq.callback is not None:
+            self._deliver(seq, seq.callback, seq.tokens, failures)
+
+    def _deliver(self, seq: Sequence, function, value, failures) -> None:
+        try:
+            function(value)
+        except Exception as exc:
+            what = "callback" if function is seq.callback else "on_token"
+            self.event_log.error(
+                self.clock,
+                NONE if seq.slot is None else seq.slot,
+                self.event_log.request_index[seq.request_id],
+                f"{what} of request {seq.request_id} raised {type(exc).__name__}: {exc}",
+            )
+            failures.append((seq.request_id, exc))

@@ -1,0 +1,85 @@
+"""The event log as a pandas DataFrame, built column by column (no per-event objects)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .events import NONE, EventKind, EventLog, mask_tuple
+from .request import FinishReason
+
+COLUMNS = [
+    "step",
+    "kind",
+    "slot",
+    "request_id",
+    "token",
+    "position",
+    "rows",
+    "padded_rows",
+    "active_mask",
+    "sequence_index",
+    "sequence",
+    "reason",
+    "message",
+    "prompt",
+    "max_tokens",
+    "stop_sequences",
+]
+KIND_LABELS = [kind.label for kind in EventKind]
+REASON_LABELS = [reason.label for reason in FinishReason]
+
+
+def _int_column(values: np.ndarray, keep: np.ndarray) -> pd.arrays.IntegerArray:
+    return pd.arrays.IntegerArray(values.astype(np.int64), ~keep)
+
+
+def _object_column(n: int, rows: np.ndarray, values: list) -> np.ndarray:
+    column = np.full(n, None, dtype=object)
+    if len(rows):
+        column[rows] = values
+    return column
+
+
+def events_frame(log: EventLog) -> pd.DataFrame:
+    n = len(log)
+    kind = np.frombuffer(log.kind, dtype=np.int8) if n else np.zeros(0, np.int8)
+    slot = np.frombuffer(log.slot, dtype=np.int32) if n else np.zeros(0, np.int32)
+    request = np.frombuffer(log.request, dtype=np.int32) if n else np.zeros(0, np.int32)
+    a = np.frombuffer(log.a, dtype=np.int64) if n else np.zeros(0, np.int64)
+    b = np.frombuffer(log.b, dtype=np.int32) if n else np.zeros(0, np.int32)
+    is_ = {k: kind == k for k in EventKind}
+    ids = np.array([info.request_id for info in log.requests] + [None], dtype=object)
+    calls = np.flatnonzero(is_[EventKind.MODEL_CALL])
+    masks = [mask_tuple(log.blobs[b[i]], log.settings.batch_size) for i in calls]
+    matches = np.flatnonzero(is_[EventKind.STOP_MATCH])
+    errors = np.flatnonzero(is_[EventKind.ERROR])
+    arrivals = np.flatnonzero(is_[EventKind.ARRIVE])
+    infos = [log.requests[request[i]] for i in arrivals]
+    reasons = np.array(REASON_LABELS, dtype=object)
+    frame = pd.DataFrame(
+        {
+            "step": np.frombuffer(log.step, dtype=np.int32).astype(np.int64) if n else np.zeros(0, np.int64),
+            "kind": pd.Categorical.from_codes(kind, categories=KIND_LABELS),
+            "slot": _int_column(slot, slot != NONE),
+            "request_id": ids[np.where(request == NONE, len(log.requests), request)],
+            "token": _int_column(a, is_[EventKind.EMIT]),
+            "position": _int_column(b, is_[EventKind.EMIT]),
+            "rows": _int_column(a, is_[EventKind.MODEL_CALL]),
+            "padded_rows": _int_column(np.zeros(n, np.int64), is_[EventKind.MODEL_CALL]),
+            "active_mask": _object_column(n, calls, masks),
+            "sequence_index": _int_column(a, is_[EventKind.STOP_MATCH]),
+            "sequence": _object_column(n, matches, [log[i].sequence for i in matches]),
+            "reason": np.where(is_[EventKind.EVICT], reasons[np.clip(a, 0, len(reasons) - 1)], None),
+            "message": _object_column(n, errors, [log.blobs[b[i]] for i in errors]),
+            "prompt": _object_column(n, arrivals, [list(info.prompt) for info in infos]),
+            "max_tokens": _int_column(np.zeros(n, np.int64), is_[EventKind.ARRIVE]),
+            "stop_sequences": _object_column(n, arrivals, [[list(s) for s in info.stop_sequences] for info in infos]),
+        },
+        columns=COLUMNS,
+    )
+    if len(calls):
+        frame.loc[calls, "padded_rows"] = [a[i] - sum(m) for i, m in zip(calls, masks)]
+    if len(arrivals):
+        frame.loc[arrivals, "max_tokens"] = [info.max_tokens for info in infos]
+    return frame

@@ -1,0 +1,176 @@
+"""Event log ⇄ records and JSON Lines, with strict validation of what is loaded.
+
+A loaded file may come from a user's upload, so every problem is reported as a
+`ValueError` naming the line and the field, never as a crash deeper down.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from .events import (
+    FORMAT,
+    KIND_BY_LABEL,
+    NONE,
+    REASON_BY_LABEL,
+    VERSION,
+    EventKind,
+    EventLog,
+    LogSettings,
+    RequestInfo,
+    mask_bits,
+)
+
+
+def event_records(log: EventLog):
+    """Yield one dict per event, with the request table's fields on `arrive` events."""
+    for i, event in enumerate(log):
+        record = {name: getattr(event, name) for name in event.__slots__}
+        if event.kind == "arrive":
+            info = log.requests[log.request[i]]
+            record.update(
+                prompt=list(info.prompt),
+                max_tokens=info.max_tokens,
+                stop_sequences=[list(s) for s in info.stop_sequences],
+            )
+        yield record
+
+
+def _compact(record: dict) -> dict:
+    out = {}
+    for key, value in record.items():
+        if value is None and key not in ("slot", "request_id"):
+            continue
+        out[key] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def dump_jsonl(log: EventLog) -> str:
+    lines = [json.dumps({"format": FORMAT, "version": VERSION, **asdict(log.settings)})]
+    lines.extend(json.dumps(_compact(record)) for record in event_records(log))
+    return "\n".join(lines) + "\n"
+
+
+class _Line:
+    """One parsed line, with typed getters that raise `ValueError` naming the field."""
+
+    def __init__(self, number: int, data: object):
+        if not isinstance(data, dict):
+            raise ValueError(f"line {number}: expected a JSON object")
+        self.number, self.data = number, data
+
+    def fail(self, field: str, problem: str) -> ValueError:
+        return ValueError(f"line {self.number}: {field}: {problem}, got {self.data.get(field)!r}")
+
+    def int(self, field: str, *, optional: bool = False, minimum: int | None = None) -> int | None:
+        value = self.data.get(field)
+        if value is None and optional:
+            return None
+        if type(value) is not int or not -(2**63) <= value < 2**63 or (minimum is not None and value < minimum):
+            bound = f" >= {minimum}" if minimum is not None else ""
+            raise self.fail(field, f"must be an integer{bound}")
+        return value
+
+    def ints(self, field: str) -> tuple[int, ...]:
+        value = self.data.get(field)
+        if not isinstance(value, list) or any(type(t) is not int for t in value):
+            raise self.fail(field, "must be a list of integers")
+        return tuple(value)
+
+    def str(self, field: str) -> str:
+        value = self.data.get(field)
+        if not isinstance(value, str):
+            raise self.fail(field, "must be a string")
+        return value
+
+
+def _settings(line: _Line) -> LogSettings:
+    if line.data.get("format") != FORMAT:
+        raise ValueError(f"line 1: not an event log (expected a header with format {FORMAT!r})")
+    if line.data.get("version") != VERSION:
+        raise line.fail("version", f"unsupported version (this reader knows {VERSION})")
+    batching = line.str("batching")
+    if batching not in ("continuous", "static"):
+        raise line.fail("batching", "must be 'continuous' or 'static'")
+    padded = line.data.get("padded")
+    if not isinstance(padded, bool):
+        raise line.fail("padded", "must be true or false")
+    return LogSettings(line.int("batch_size", minimum=1), line.int("stop_token", optional=True), batching, padded)
+
+
+def load_jsonl(text: str) -> EventLog:
+    rows = [(n, raw) for n, raw in enumerate(text.splitlines(), 1) if raw.strip()]
+    if not rows:
+        raise ValueError("the file is empty: expected an event log header line")
+    parsed = []
+    for number, raw in rows:
+        try:
+            parsed.append(_Line(number, json.loads(raw)))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"line {number}: not valid JSON ({exc.msg})") from None
+    log = EventLog(_settings(parsed[0]))
+    for line in parsed[1:]:
+        _load_event(log, line)
+    return log
+
+
+def _load_event(log: EventLog, line: _Line) -> None:
+    kind = KIND_BY_LABEL.get(line.data.get("kind"))
+    if kind is None:
+        raise line.fail("kind", f"must be one of {sorted(KIND_BY_LABEL)}")
+    step = line.int("step", minimum=0)
+    if len(log) and step < log.step[-1]:
+        raise line.fail("step", f"steps must not go back (previous event is at step {log.step[-1]})")
+    slot = line.int("slot", optional=True, minimum=0)
+    slot = NONE if slot is None else slot
+    if slot >= log.settings.batch_size:
+        raise line.fail("slot", f"must be below batch_size {log.settings.batch_size}")
+    if kind is EventKind.ARRIVE:
+        stops = line.data.get("stop_sequences", [])
+        if not isinstance(stops, list) or any(
+            not isinstance(s, list) or not s or any(type(t) is not int for t in s) for s in stops
+        ):
+            raise line.fail("stop_sequences", "must be a list of non-empty lists of integers")
+        request_id = line.str("request_id")
+        if request_id in log.request_index:
+            raise line.fail("request_id", "arrives twice")
+        info = RequestInfo(
+            request_id, line.ints("prompt"), line.int("max_tokens", minimum=0), tuple(tuple(s) for s in stops)
+        )
+        log.arrive(step, info)
+        return
+    request = NONE
+    if kind is not EventKind.MODEL_CALL:
+        request_id = line.data.get("request_id")
+        if request_id is not None:
+            request = log.request_index.get(request_id, NONE)
+            if request == NONE:
+                raise line.fail("request_id", "names a request with no earlier arrive event")
+        elif kind is not EventKind.ERROR:
+            raise line.fail("request_id", "is required for this kind")
+    if kind is EventKind.MODEL_CALL:
+        mask = line.data.get("active_mask")
+        if (
+            not isinstance(mask, list)
+            or len(mask) != log.settings.batch_size
+            or any(not isinstance(m, bool) for m in mask)
+        ):
+            raise line.fail("active_mask", f"must be a list of {log.settings.batch_size} booleans")
+        log.model_call(step, line.int("rows", minimum=1), mask_bits(mask))
+    elif kind is EventKind.ERROR:
+        log.error(step, slot, request, line.str("message"))
+    elif kind is EventKind.EMIT:
+        log.append(step, kind, slot, request, line.int("token"), line.int("position", minimum=0))
+    elif kind is EventKind.STOP_MATCH:
+        index = line.int("sequence_index", minimum=-1)
+        if index >= len(log.requests[request].stop_sequences):
+            raise line.fail("sequence_index", "names no stop sequence of this request")
+        log.append(step, kind, slot, request, index)
+    elif kind is EventKind.EVICT:
+        reason = REASON_BY_LABEL.get(line.data.get("reason"))
+        if reason is None:
+            raise line.fail("reason", f"must be one of {sorted(REASON_BY_LABEL)}")
+        log.append(step, kind, slot, request, reason)
+    else:
+        log.append(step, kind, slot, request)

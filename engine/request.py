@@ -1,0 +1,61 @@
+"""A request's life: the seed's `Request` record, finish reasons, and running state.
+
+`Sequence` is what a slot holds. Everything a request needs while it runs lives here
+(its tokens, its budget, its stop-matching state), so nothing can leak into the next
+request that takes the same slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from .stops import StopMatcher
+
+
+class FinishReason(IntEnum):
+    """Why a request left the engine. Values are stored in the event log."""
+
+    STOP_TOKEN = 0
+    STOP_SEQUENCE = 1
+    MAX_TOKENS = 2
+    CANCELLED = 3
+    ERROR = 4
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The second seed's request: an id, a prompt and a budget of generated tokens."""
+
+    request_id: str
+    prompt: list[int]
+    max_tokens: int
+
+
+@dataclass(eq=False, slots=True)
+class Sequence:
+    """One request inside the engine, from submission to delivery."""
+
+    request_id: str
+    tokens: list[int]  # prompt + generated; the engine's own copy, sent to the model as is
+    prompt_len: int
+    max_tokens: int  # generated tokens only
+    callback: Callable[[list[int]], object] | None
+    on_token: Callable[[int], object] | None
+    stops: StopMatcher | None  # None: no stop sequences
+    stop_sequences: tuple[tuple[int, ...], ...]
+    arrival_step: int
+    order: int  # submission order, breaks ties between equal arrival steps
+    stop_state: int = 0  # automaton node in `stops`
+    slot: int | None = None
+    cancel_requested: bool = False
+    finish_reason: FinishReason | None = field(default=None)
+
+    @property
+    def generated(self) -> int:
+        return len(self.tokens) - self.prompt_len

@@ -1,0 +1,146 @@
+"""Factories and recording mock models shared by the tests."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from engine import BatchInferenceEngine
+
+
+class ScriptModel:
+    """Continues each prompt with a fixed script: `{prompt tuple: [tokens...]}`.
+
+    Past the end of its script a row gets `filler`. Records every call (copies).
+    """
+
+    def __init__(self, scripts: dict[tuple[int, ...], list[int]], filler: int = 99):
+        self.scripts = scripts
+        self.filler = filler
+        self.calls: list[list[list[int]]] = []
+        self.masks: list[list[bool]] = []
+
+    def _next(self, prefix: list[int]) -> int:
+        prompt = max((p for p in self.scripts if tuple(prefix[: len(p)]) == p), key=len, default=None)
+        if prompt is None:
+            raise KeyError(f"no script for prefix {prefix}")
+        script, i = self.scripts[prompt], len(prefix) - len(prompt)
+        return script[i] if i < len(script) else self.filler
+
+    def generate_next_tokens(self, batch_prefixes: list[list[int]]) -> list[int]:
+        self.calls.append([list(p) for p in batch_prefixes])
+        return [self._next(p) for p in batch_prefixes]
+
+    def generate_next_tokens_padded(self, batch_prefixes, active_mask):
+        self.calls.append([list(p) for p in batch_prefixes])
+        self.masks.append(list(active_mask))
+        return [self._next(p) if active else "garbage" for p, active in zip(batch_prefixes, active_mask)]
+
+
+class HashModel:
+    """Next token = a hash of the *whole* prefix, so crossed rows give different answers."""
+
+    def __init__(self, vocab_size: int = 6):
+        self.vocab_size = vocab_size
+        self.calls: list[list[list[int]]] = []
+        self.masks: list[list[bool]] = []
+
+    def token(self, prefix: list[int]) -> int:
+        digest = hashlib.blake2b(repr(prefix).encode(), digest_size=4).digest()
+        return int.from_bytes(digest, "little") % self.vocab_size
+
+    def generate_next_tokens(self, batch_prefixes):
+        self.calls.append([list(p) for p in batch_prefixes])
+        return [self.token(p) for p in batch_prefixes]
+
+    def generate_next_tokens_padded(self, batch_prefixes, active_mask):
+        self.calls.append([list(p) for p in batch_prefixes])
+        self.masks.append(list(active_mask))
+        return [self.token(p) if active else -12345 for p, active in zip(batch_prefixes, active_mask)]
+
+
+class FlakyModel:
+    """Wraps a model; call number `n` (0-based, counting attempts) fails as `faults[n]` says.
+
+    Fault kinds: "raise", "short" (one token missing), "long", "float", "bool", "none".
+    """
+
+    def __init__(self, inner, faults: dict[int, str]):
+        self.inner, self.faults, self.attempts = inner, dict(faults), 0
+
+    def _answer(self, answer: list[int]) -> list:
+        fault = self.faults.get(self.attempts)
+        self.attempts += 1
+        if fault == "raise":
+            raise RuntimeError("injected fault")
+        if fault == "short":
+            return answer[:-1]
+        if fault == "long":
+            return [*answer, 1]
+        if fault in ("float", "bool", "none"):
+            bad = {"float": 1.5, "bool": True, "none": None}[fault]
+            return [bad, *answer[1:]]
+        return answer
+
+    def generate_next_tokens(self, batch_prefixes):
+        return self._answer(self.inner.generate_next_tokens(batch_prefixes))
+
+    def generate_next_tokens_padded(self, batch_prefixes, active_mask):
+        return self._answer(self.inner.generate_next_tokens_padded(batch_prefixes, active_mask))
+
+
+@dataclass
+class Spec:
+    """One request of a generated workload."""
+
+    prompt: list[int]
+    max_tokens: int
+    stop_sequences: list[list[int]] | None = None
+    arrival_step: int | None = None
+    cancel_at: int | None = None  # cancel before this step (None: never)
+
+
+@dataclass
+class Outcome:
+    engine: BatchInferenceEngine
+    results: dict[str, list[int]] = field(default_factory=dict)  # request id -> callback value
+    calls: dict[str, int] = field(default_factory=dict)  # request id -> callback count
+    streamed: dict[str, list[int]] = field(default_factory=dict)  # request id -> on_token values
+    ids: list[str] = field(default_factory=list)  # in submission order
+
+
+def make_engine(model=None, batch_size: int = 2, stop_token: int | None = 0, **options) -> BatchInferenceEngine:
+    return BatchInferenceEngine(model if model is not None else HashModel(), batch_size, stop_token, **options)
+
+
+def run_specs(engine: BatchInferenceEngine, specs: list[Spec], *, stream: bool = False) -> Outcome:
+    """Submit every spec with recording callbacks, run to the end (cancelling on cue)."""
+    outcome = Outcome(engine)
+    for spec in specs:
+        box: dict = {}
+
+        def deliver(tokens, box=box):
+            outcome.results[box["id"]] = list(tokens)
+            outcome.calls[box["id"]] = outcome.calls.get(box["id"], 0) + 1
+
+        rid = engine.submit_request(
+            spec.prompt,
+            spec.max_tokens,
+            deliver,
+            spec.stop_sequences,
+            arrival_step=spec.arrival_step,
+            on_token=(lambda t, box=box: outcome.streamed.setdefault(box["id"], []).append(t)) if stream else None,
+        )
+        box["id"] = rid
+        outcome.ids.append(rid)
+    cancels = {spec.cancel_at: [] for spec in specs if spec.cancel_at is not None}
+    for rid, spec in zip(outcome.ids, specs):
+        if spec.cancel_at is not None:
+            cancels[spec.cancel_at].append(rid)
+    while True:
+        for step in sorted(step for step in cancels if step <= engine.clock):
+            for rid in cancels.pop(step):
+                engine.cancel(rid)
+        if not engine.step():
+            break
+    return outcome
