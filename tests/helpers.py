@@ -62,7 +62,8 @@ class HashModel:
 class FlakyModel:
     """Wraps a model; call number `n` (0-based, counting attempts) fails as `faults[n]` says.
 
-    Fault kinds: "raise", "short" (one token missing), "long", "float", "bool", "none".
+    Fault kinds: "raise", "short" (one token missing), "long", and "float", "bool", "none"
+    (every row answers that value).
     """
 
     def __init__(self, inner, faults: dict[int, str]):
@@ -79,7 +80,7 @@ class FlakyModel:
             return [*answer, 1]
         if fault in ("float", "bool", "none"):
             bad = {"float": 1.5, "bool": True, "none": None}[fault]
-            return [bad, *answer[1:]]
+            return [bad] * len(answer)
         return answer
 
     def generate_next_tokens(self, batch_prefixes):
@@ -113,8 +114,8 @@ def make_engine(model=None, batch_size: int = 2, stop_token: int | None = 0, **o
     return BatchInferenceEngine(model if model is not None else HashModel(), batch_size, stop_token, **options)
 
 
-def run_specs(engine: BatchInferenceEngine, specs: list[Spec], *, stream: bool = False) -> Outcome:
-    """Submit every spec with recording callbacks, run to the end (cancelling on cue)."""
+def submit_specs(engine: BatchInferenceEngine, specs: list[Spec], *, stream: bool = False) -> Outcome:
+    """Submit every spec with recording callbacks (and `on_token` when `stream`)."""
     outcome = Outcome(engine)
     for spec in specs:
         box: dict = {}
@@ -123,20 +124,29 @@ def run_specs(engine: BatchInferenceEngine, specs: list[Spec], *, stream: bool =
             outcome.results[box["id"]] = list(tokens)
             outcome.calls[box["id"]] = outcome.calls.get(box["id"], 0) + 1
 
+        def on_token(token, box=box):
+            outcome.streamed.setdefault(box["id"], []).append(token)
+
         rid = engine.submit_request(
             spec.prompt,
             spec.max_tokens,
             deliver,
             spec.stop_sequences,
             arrival_step=spec.arrival_step,
-            on_token=(lambda t, box=box: outcome.streamed.setdefault(box["id"], []).append(t)) if stream else None,
+            on_token=on_token if stream else None,
         )
         box["id"] = rid
         outcome.ids.append(rid)
-    cancels = {spec.cancel_at: [] for spec in specs if spec.cancel_at is not None}
+    return outcome
+
+
+def run_specs(engine: BatchInferenceEngine, specs: list[Spec], *, stream: bool = False) -> Outcome:
+    """Submit every spec and step to the end, cancelling requests on cue."""
+    outcome = submit_specs(engine, specs, stream=stream)
+    cancels: dict[int, list[str]] = {}
     for rid, spec in zip(outcome.ids, specs):
         if spec.cancel_at is not None:
-            cancels[spec.cancel_at].append(rid)
+            cancels.setdefault(spec.cancel_at, []).append(rid)
     while True:
         for step in sorted(step for step in cancels if step <= engine.clock):
             for rid in cancels.pop(step):
