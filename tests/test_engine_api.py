@@ -159,7 +159,11 @@ def test_idle_engine_jumps_to_the_next_arrival():
     engine.submit_request([1], 1, arrival_step=10)
     engine.run()
     assert [(e.step, e.kind) for e in engine.event_log] == [
-        (10, "arrive"), (10, "admit"), (10, "model_call"), (10, "emit"), (10, "evict")
+        (10, "arrive"),
+        (10, "admit"),
+        (10, "model_call"),
+        (10, "emit"),
+        (10, "evict"),
     ]
 
 

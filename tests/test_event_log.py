@@ -22,24 +22,63 @@ def small_log() -> EventLog:
 def test_jsonl_of_a_small_run_is_exact():
     lines = [json.loads(line) for line in small_log().to_jsonl().splitlines()]
     assert lines[0] == {
-        "format": "continuous-batching-lab/event-log", "version": 1,
-        "batch_size": 2, "stop_token": 0, "batching": "continuous", "padded": False,
+        "format": "continuous-batching-lab/event-log",
+        "version": 1,
+        "batch_size": 2,
+        "stop_token": 0,
+        "batching": "continuous",
+        "padded": False,
     }
     assert lines[1:] == [
-        {"step": 0, "kind": "arrive", "slot": None, "request_id": "r0", "prompt": [1], "max_tokens": 5,
-         "stop_sequences": [[7, 8]]},
-        {"step": 0, "kind": "arrive", "slot": None, "request_id": "r1", "prompt": [2], "max_tokens": 5,
-         "stop_sequences": []},
-        {"step": 0, "kind": "arrive", "slot": None, "request_id": "r2", "prompt": [3], "max_tokens": 1,
-         "stop_sequences": []},
+        {
+            "step": 0,
+            "kind": "arrive",
+            "slot": None,
+            "request_id": "r0",
+            "prompt": [1],
+            "max_tokens": 5,
+            "stop_sequences": [[7, 8]],
+        },
+        {
+            "step": 0,
+            "kind": "arrive",
+            "slot": None,
+            "request_id": "r1",
+            "prompt": [2],
+            "max_tokens": 5,
+            "stop_sequences": [],
+        },
+        {
+            "step": 0,
+            "kind": "arrive",
+            "slot": None,
+            "request_id": "r2",
+            "prompt": [3],
+            "max_tokens": 1,
+            "stop_sequences": [],
+        },
         {"step": 0, "kind": "admit", "slot": 0, "request_id": "r0"},
         {"step": 0, "kind": "admit", "slot": 1, "request_id": "r1"},
-        {"step": 0, "kind": "model_call", "slot": None, "request_id": None, "rows": 2, "padded_rows": 0,
-         "active_mask": [True, True]},
+        {
+            "step": 0,
+            "kind": "model_call",
+            "slot": None,
+            "request_id": None,
+            "rows": 2,
+            "padded_rows": 0,
+            "active_mask": [True, True],
+        },
         {"step": 0, "kind": "emit", "slot": 0, "request_id": "r0", "token": 7, "position": 0},
         {"step": 0, "kind": "emit", "slot": 1, "request_id": "r1", "token": 5, "position": 0},
-        {"step": 1, "kind": "model_call", "slot": None, "request_id": None, "rows": 2, "padded_rows": 0,
-         "active_mask": [True, True]},
+        {
+            "step": 1,
+            "kind": "model_call",
+            "slot": None,
+            "request_id": None,
+            "rows": 2,
+            "padded_rows": 0,
+            "active_mask": [True, True],
+        },
         {"step": 1, "kind": "emit", "slot": 0, "request_id": "r0", "token": 8, "position": 1},
         {"step": 1, "kind": "stop_match", "slot": 0, "request_id": "r0", "sequence_index": 0, "sequence": [7, 8]},
         {"step": 1, "kind": "emit", "slot": 1, "request_id": "r1", "token": 0, "position": 1},
@@ -47,8 +86,15 @@ def test_jsonl_of_a_small_run_is_exact():
         {"step": 1, "kind": "evict", "slot": 0, "request_id": "r0", "reason": "stop_sequence"},
         {"step": 1, "kind": "evict", "slot": 1, "request_id": "r1", "reason": "stop_token"},
         {"step": 2, "kind": "admit", "slot": 0, "request_id": "r2"},
-        {"step": 2, "kind": "model_call", "slot": None, "request_id": None, "rows": 1, "padded_rows": 0,
-         "active_mask": [True, False]},
+        {
+            "step": 2,
+            "kind": "model_call",
+            "slot": None,
+            "request_id": None,
+            "rows": 1,
+            "padded_rows": 0,
+            "active_mask": [True, False],
+        },
         {"step": 2, "kind": "emit", "slot": 0, "request_id": "r2", "token": 6, "position": 0},
         {"step": 2, "kind": "evict", "slot": 0, "request_id": "r2", "reason": "max_tokens"},
     ]
@@ -77,7 +123,8 @@ def test_replay_of_a_small_run():
     assert len(replay) == 3
     step1 = replay[1]
     assert [(s.request_id, s.generated, s.token, s.finish_reason) for s in step1.slots] == [
-        ("r0", 2, 8, "stop_sequence"), ("r1", 2, 0, "stop_token")
+        ("r0", 2, 8, "stop_sequence"),
+        ("r1", 2, 0, "stop_token"),
     ]
     assert step1.slots[0].stop_sequence == (7, 8)
     assert step1.waiting == ("r2",)
@@ -91,8 +138,10 @@ def test_events_use_about_25_bytes_each():
     assert sum(c.itemsize for c in columns) == 25
 
 
-HEADER = '{"format": "continuous-batching-lab/event-log", "version": 1, "batch_size": 2, "stop_token": 0, ' \
-         '"batching": "continuous", "padded": false}'
+HEADER = (
+    '{"format": "continuous-batching-lab/event-log", "version": 1, "batch_size": 2, "stop_token": 0, '
+    '"batching": "continuous", "padded": false}'
+)
 
 
 @pytest.mark.parametrize(
@@ -103,18 +152,28 @@ HEADER = '{"format": "continuous-batching-lab/event-log", "version": 1, "batch_s
         ('{"a": 1}', "line 1: not an event log"),
         (HEADER.replace('"batch_size": 2', '"batch_size": 0'), "line 1: batch_size: must be an integer >= 1, got 0"),
         (HEADER + '\n{"step": 0, "kind": "teleport"}', "line 2: kind: must be one of"),
-        (HEADER + '\n{"step": 0, "kind": "admit", "slot": 0, "request_id": "x"}',
-         "line 2: request_id: names a request with no earlier arrive event"),
-        (HEADER + '\n{"step": 0, "kind": "arrive", "request_id": "x", "prompt": [1], "max_tokens": -2}',
-         "line 2: max_tokens: must be an integer >= 0, got -2"),
-        (HEADER + '\n{"step": 0, "kind": "arrive", "request_id": "x", "prompt": [1], "max_tokens": 1}'
-                  '\n{"step": 0, "kind": "emit", "slot": 5, "request_id": "x", "token": 1, "position": 0}',
-         "line 3: slot: must be below batch_size 2"),
-        (HEADER + '\n{"step": 3, "kind": "model_call", "rows": 1, "active_mask": [true, false]}'
-                  '\n{"step": 1, "kind": "model_call", "rows": 1, "active_mask": [true, false]}',
-         "line 3: step: steps must not go back"),
-        (HEADER + '\n{"step": 0, "kind": "model_call", "rows": 1, "active_mask": [true]}',
-         "line 2: active_mask: must be a list of 2 booleans"),
+        (
+            HEADER + '\n{"step": 0, "kind": "admit", "slot": 0, "request_id": "x"}',
+            "line 2: request_id: names a request with no earlier arrive event",
+        ),
+        (
+            HEADER + '\n{"step": 0, "kind": "arrive", "request_id": "x", "prompt": [1], "max_tokens": -2}',
+            "line 2: max_tokens: must be an integer >= 0, got -2",
+        ),
+        (
+            HEADER + '\n{"step": 0, "kind": "arrive", "request_id": "x", "prompt": [1], "max_tokens": 1}'
+            '\n{"step": 0, "kind": "emit", "slot": 5, "request_id": "x", "token": 1, "position": 0}',
+            "line 3: slot: must be below batch_size 2",
+        ),
+        (
+            HEADER + '\n{"step": 3, "kind": "model_call", "rows": 1, "active_mask": [true, false]}'
+            '\n{"step": 1, "kind": "model_call", "rows": 1, "active_mask": [true, false]}',
+            "line 3: step: steps must not go back",
+        ),
+        (
+            HEADER + '\n{"step": 0, "kind": "model_call", "rows": 1, "active_mask": [true]}',
+            "line 2: active_mask: must be a list of 2 booleans",
+        ),
         ("[1, 2]", "line 1: expected a JSON object"),
     ],
 )

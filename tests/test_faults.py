@@ -11,7 +11,10 @@ SPECS = [Spec([i, i + 1], 2 + i % 5, [[3, 4]] if i % 3 == 0 else None) for i in 
 @pytest.mark.parametrize(
     ("fault", "message"),
     [
-        ("raise", "step 2: model call failed with RuntimeError: injected fault; expected 3 tokens (one per active row)"),
+        (
+            "raise",
+            "step 2: model call failed with RuntimeError: injected fault; expected 3 tokens (one per active row)",
+        ),
         ("short", "step 2: model returned 2 tokens, expected 3 tokens (one per active row)"),
         ("long", "step 2: model returned 4 tokens, expected 3 tokens (one per active row)"),
         ("float", "step 2: slot 0 (request r0): expected an int token, got float 1.5"),
@@ -108,7 +111,9 @@ def test_raising_on_token_is_reported_and_the_request_still_finishes():
         engine.run()
     assert len(out) == 1 and len(out[0]) == 3
     assert len(caught.value.failures) == 2  # one per streamed token
-    assert [e.message for e in engine.event_log if e.kind == "error"][0].startswith("on_token of request r0 raised KeyError")
+    assert [e.message for e in engine.event_log if e.kind == "error"][0].startswith(
+        "on_token of request r0 raised KeyError"
+    )
 
 
 def test_step_raises_callback_error_after_finishing_the_step():

@@ -39,8 +39,11 @@ def output_lengths(stop_chance: float) -> list[int]:
     model = SimulatedLLM(seed=5, stop_chance=stop_chance)
     engine = BatchInferenceEngine(model, 16, model.eos_token)
     lengths = []
-    submit_all(engine, [r.__class__(r.prompt, 1000) for r in uniform_workload(400, seed=5)],
-               lambda tokens: lengths.append(len(tokens)))
+    submit_all(
+        engine,
+        [r.__class__(r.prompt, 1000) for r in uniform_workload(400, seed=5)],
+        lambda tokens: lengths.append(len(tokens)),
+    )
     engine.run()
     return lengths
 

@@ -108,7 +108,10 @@ def test_no_emit_names_a_request_that_does_not_hold_the_slot(workload, batch_siz
         elif e.kind == "evict" and e.slot is not None:
             assert owner.pop(e.slot) == e.request_id
     assert owner == {}
-    assert all(s == sorted(s) for s in [[e.slot for e in log if e.kind == "admit" and e.step == k] for k in range(log.num_steps)])
+    assert all(
+        s == sorted(s)
+        for s in [[e.slot for e in log if e.kind == "admit" and e.step == k] for k in range(log.num_steps)]
+    )
 
 
 @given(st.lists(cancellable, min_size=1, max_size=10), batch_sizes, stop_tokens, modes)
@@ -150,8 +153,10 @@ def naive_first_match(sequences, tokens):
     return None
 
 
-@given(st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=4), min_size=1, max_size=5),
-       st.lists(st.integers(0, 2), max_size=30))
+@given(
+    st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=4), min_size=1, max_size=5),
+    st.lists(st.integers(0, 2), max_size=30),
+)
 @settings(max_examples=400, deadline=None)
 def test_stop_matcher_agrees_with_a_naive_tail_comparison(sequences, tokens):
     matcher = StopMatcher(tuple(tuple(s) for s in sequences))

@@ -110,7 +110,10 @@ def test_max_tokens_zero_never_reaches_a_slot_or_the_model():
     engine.run()
     assert out == [[1, 2, 3]]
     assert model.calls == []
-    assert [(e.kind, e.slot, e.reason) for e in engine.event_log] == [("arrive", None, None), ("evict", None, "max_tokens")]
+    assert [(e.kind, e.slot, e.reason) for e in engine.event_log] == [
+        ("arrive", None, None),
+        ("evict", None, "max_tokens"),
+    ]
 
 
 def test_max_tokens_zero_does_not_wait_behind_a_full_batch():
