@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .errors import ModelError
 from .request import Sequence
-from .validation import INT64_MAX, INT64_MIN
+from .validation import INT64_MAX, INT64_MIN, int_like
 
 
 def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequence], padded: bool) -> list[int]:
@@ -44,13 +44,10 @@ def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequenc
 
 def _as_int(step: int, token: object, seq: Sequence) -> int:
     """Accept int-like tokens (numpy integers); reject bools, floats and the rest."""
-    index = getattr(type(token), "__index__", None)
-    if index is not None and not isinstance(token, bool) and "bool" not in type(token).__name__:
-        try:
-            return index(token)
-        except TypeError:
-            pass
-    raise ModelError(
-        step,
-        f"slot {seq.slot} (request {seq.request_id}): expected an int token, got {type(token).__name__} {token!r}",
-    )
+    value = int_like(token)
+    if value is None:
+        raise ModelError(
+            step,
+            f"slot {seq.slot} (request {seq.request_id}): expected an int token, got {type(token).__name__} {token!r}",
+        )
+    return value

@@ -20,18 +20,10 @@ from .batch import call_model
 from .errors import CallbackError
 from .events import NONE, EventKind, EventLog, LogSettings, RequestInfo
 from .models import model_caller
-from .request import FinishReason, Sequence
+from .request import FinishReason, Sequence, new_sequence
 from .scheduler import Scheduler
-from .stops import NO_MATCH, stop_matcher
-from .validation import (
-    check_bool,
-    check_callable,
-    check_choice,
-    check_int,
-    check_stop_sequences,
-    check_token,
-    check_tokens,
-)
+from .stops import NO_MATCH
+from .validation import MAX_BATCH_SIZE, check_bool, check_choice, check_int, check_token
 
 EMIT, STOP_MATCH = EventKind.EMIT, EventKind.STOP_MATCH
 
@@ -40,7 +32,7 @@ class BatchInferenceEngine:
     def __init__(
         self, model, batch_size: int, stop_token: int | None, *, batching: str = "continuous", padded: bool = False
     ):
-        check_int("batch_size", batch_size, minimum=1)
+        check_int("batch_size", batch_size, minimum=1, maximum=MAX_BATCH_SIZE)
         if stop_token is not None:
             check_token("stop_token", stop_token)
         check_choice("batching", batching, ("continuous", "static"))
@@ -53,7 +45,7 @@ class BatchInferenceEngine:
         self._live: dict[str, Sequence] = {}  # submitted, not yet delivered
         self._submitted = 0
         self._cancelled: list[Sequence] = []
-        self._failures: list[tuple[str, BaseException]] = []
+        self._unreported: list[tuple[str, BaseException]] = []  # callback failures not yet raised
         self._in_step = False
         self.clock = 0  # the next step's number
 
@@ -75,30 +67,22 @@ class BatchInferenceEngine:
         `on_token(token)` gets each generated token as it is appended (streaming);
         `arrival_step` hides the request from the scheduler until that step.
         """
-        prompt = check_tokens("prompt_tokens", prompt_tokens)
-        check_int("max_tokens", max_tokens, minimum=0)
-        check_callable("callback", callback)
-        check_callable("on_token", on_token)
-        stops = check_stop_sequences("stop_sequences", stop_sequences)
-        if arrival_step is not None:
-            check_int("arrival_step", arrival_step, minimum=0)
         if request_id is None:
             request_id = self._fresh_id()
         elif not isinstance(request_id, str):
             raise TypeError(f"request_id: must be a str, got {type(request_id).__name__}")
         if request_id in self._live or request_id in self.event_log.request_index:
             raise ValueError(f"request_id: {request_id!r} is already in use")
-        seq = Sequence(
+        seq = new_sequence(
             request_id,
-            prompt,
-            len(prompt),
+            prompt_tokens,
             max_tokens,
             callback,
+            stop_sequences,
             on_token,
-            stop_matcher(stops) if stops else None,
-            stops,
-            max(arrival_step or 0, self.clock),
-            self._submitted,
+            arrival_step,
+            order=self._submitted,
+            now=self.clock,
         )
         self._submitted += 1
         self._live[request_id] = seq
@@ -133,14 +117,14 @@ class BatchInferenceEngine:
         A model fault raises ModelError at once (call run() again to resume); callback
         failures are collected and raised together as CallbackError once all work is done.
         """
+        failures: list[tuple[str, BaseException]] = []
         while True:
             try:
                 if not self.step():
                     break
             except CallbackError as exc:
-                self._failures.extend(exc.failures)
-        if self._failures:
-            failures, self._failures = self._failures, []
+                failures.extend(exc.failures)
+        if failures:
             raise CallbackError(failures)
 
     def has_work(self) -> bool:
@@ -166,39 +150,43 @@ class BatchInferenceEngine:
         if not (scheduler.num_running or scheduler.waiting or self._cancelled):
             self.clock = max(self.clock, scheduler.next_arrival())  # idle until the next arrival
         self._in_step = True
-        failures: list[tuple[str, BaseException]] = []
         try:
-            self._boundary(failures)
+            self._boundary()
             rows = scheduler.running()
             if rows:
-                self._decode(rows, failures)
+                self._decode(rows)
             self.clock += 1
         finally:
             self._in_step = False
-        if failures:
+        if self._unreported:  # includes failures of a step whose model call then failed
+            failures, self._unreported = self._unreported, []
             raise CallbackError(failures)
         return True
 
-    def _boundary(self, failures) -> None:
+    def _boundary(self) -> None:
         """Cancellations, arrivals and admissions: everything before the model call."""
         step, log, scheduler = self.clock, self.event_log, self._scheduler
-        cancelled, self._cancelled = self._cancelled, []
-        for seq in cancelled:
-            if seq.finish_reason is not None:  # finished in the step it was cancelled in
-                continue
-            if seq.slot is None:
-                scheduler.withdraw(seq)
-                if seq.request_id not in log.request_index:
-                    self._arrive(seq)
-            self._finish(seq, FinishReason.CANCELLED, failures)
+        self._apply_cancellations()
         for seq in scheduler.due(step):
             self._arrive(seq)
             if seq.max_tokens == 0:
-                self._finish(seq, FinishReason.MAX_TOKENS, failures)
+                self._finish(seq, FinishReason.MAX_TOKENS)
             else:
                 scheduler.waiting.append(seq)
+        self._apply_cancellations()  # callbacks above may have cancelled a waiting request
         for seq in scheduler.admit():
             log.append(step, EventKind.ADMIT, seq.slot, log.request_index[seq.request_id])
+
+    def _apply_cancellations(self) -> None:
+        while self._cancelled:  # a cancelled request's callback may cancel another
+            seq = self._cancelled.pop(0)
+            if seq.finish_reason is not None:  # finished in the step it was cancelled in
+                continue
+            if seq.slot is None:
+                self._scheduler.withdraw(seq)
+                if seq.request_id not in self.event_log.request_index:
+                    self._arrive(seq)
+            self._finish(seq, FinishReason.CANCELLED)
 
     def _arrive(self, seq: Sequence) -> None:
         self.event_log.arrive(
@@ -206,7 +194,7 @@ class BatchInferenceEngine:
             RequestInfo(seq.request_id, tuple(seq.tokens[: seq.prompt_len]), seq.max_tokens, seq.stop_sequences),
         )
 
-    def _decode(self, rows: list[Sequence], failures) -> None:
+    def _decode(self, rows: list[Sequence]) -> None:
         """Steps 2-6: one model call, one token per row, termination, eviction."""
         step, log, stop_token = self.clock, self.event_log, self.stop_token
         try:
@@ -223,7 +211,7 @@ class BatchInferenceEngine:
             request = index[seq.request_id]
             log.append(step, EMIT, seq.slot, request, token, position)
             if seq.on_token is not None:
-                self._deliver(seq, seq.on_token, token, failures)
+                self._deliver(seq, seq.on_token, token)
             if token == stop_token:
                 log.append(step, STOP_MATCH, seq.slot, request, -1)
                 finished.append((seq, FinishReason.STOP_TOKEN))
@@ -238,9 +226,9 @@ class BatchInferenceEngine:
             if position + 1 >= seq.max_tokens:
                 finished.append((seq, FinishReason.MAX_TOKENS))
         for seq, reason in finished:
-            self._finish(seq, reason, failures)
+            self._finish(seq, reason)
 
-    def _finish(self, seq: Sequence, reason: FinishReason, failures) -> None:
+    def _finish(self, seq: Sequence, reason: FinishReason) -> None:
         """Evict (freeing its slot, if any) and deliver the callback exactly once."""
         log = self.event_log
         slot = NONE if seq.slot is None else seq.slot
@@ -250,9 +238,9 @@ class BatchInferenceEngine:
         seq.finish_reason = reason
         del self._live[seq.request_id]
         if seq.callback is not None:
-            self._deliver(seq, seq.callback, seq.tokens, failures)
+            self._deliver(seq, seq.callback, seq.tokens)
 
-    def _deliver(self, seq: Sequence, function, value, failures) -> None:
+    def _deliver(self, seq: Sequence, function, value) -> None:
         try:
             function(value)
         except Exception as exc:
@@ -263,4 +251,4 @@ class BatchInferenceEngine:
                 self.event_log.request_index[seq.request_id],
                 f"{what} of request {seq.request_id} raised {type(exc).__name__}: {exc}",
             )
-            failures.append((seq.request_id, exc))
+            self._unreported.append((seq.request_id, exc))

@@ -21,6 +21,7 @@ from .events import (
     RequestInfo,
     mask_bits,
 )
+from .validation import INT64_MAX, INT64_MIN, MAX_BATCH_SIZE, MAX_STEP
 
 
 def event_records(log: EventLog):
@@ -63,13 +64,15 @@ class _Line:
     def fail(self, field: str, problem: str) -> ValueError:
         return ValueError(f"line {self.number}: {field}: {problem}, got {self.data.get(field)!r}")
 
-    def int(self, field: str, *, optional: bool = False, minimum: int | None = None) -> int | None:
+    def int(self, field: str, *, optional: bool = False, minimum: int | None = None, small: bool = False):
+        """An integer field; `small` ones are stored in 32-bit columns (steps, slots, positions)."""
         value = self.data.get(field)
         if value is None and optional:
             return None
-        if type(value) is not int or not -(2**63) <= value < 2**63 or (minimum is not None and value < minimum):
-            bound = f" >= {minimum}" if minimum is not None else ""
-            raise self.fail(field, f"must be an integer{bound}")
+        if type(value) is not int or (minimum is not None and value < minimum):
+            raise self.fail(field, "must be an integer" + (f" >= {minimum}" if minimum is not None else ""))
+        if not (-(2**31) <= value <= MAX_STEP if small else INT64_MIN <= value <= INT64_MAX):
+            raise self.fail(field, "is out of range (" + ("below 2**31" if small else "beyond 64 bits") + ")")
         return value
 
     def ints(self, field: str) -> tuple[int, ...]:
@@ -96,7 +99,10 @@ def _settings(line: _Line) -> LogSettings:
     padded = line.data.get("padded")
     if not isinstance(padded, bool):
         raise line.fail("padded", "must be true or false")
-    return LogSettings(line.int("batch_size", minimum=1), line.int("stop_token", optional=True), batching, padded)
+    batch_size = line.int("batch_size", minimum=1, small=True)
+    if batch_size > MAX_BATCH_SIZE:
+        raise line.fail("batch_size", f"must be <= {MAX_BATCH_SIZE}")
+    return LogSettings(batch_size, line.int("stop_token", optional=True), batching, padded)
 
 
 def load_jsonl(text: str) -> EventLog:
@@ -119,10 +125,10 @@ def _load_event(log: EventLog, line: _Line) -> None:
     kind = KIND_BY_LABEL.get(line.data.get("kind"))
     if kind is None:
         raise line.fail("kind", f"must be one of {sorted(KIND_BY_LABEL)}")
-    step = line.int("step", minimum=0)
+    step = line.int("step", minimum=0, small=True)
     if len(log) and step < log.step[-1]:
         raise line.fail("step", f"steps must not go back (previous event is at step {log.step[-1]})")
-    slot = line.int("slot", optional=True, minimum=0)
+    slot = line.int("slot", optional=True, minimum=0, small=True)
     slot = NONE if slot is None else slot
     if slot >= log.settings.batch_size:
         raise line.fail("slot", f"must be below batch_size {log.settings.batch_size}")
@@ -157,11 +163,11 @@ def _load_event(log: EventLog, line: _Line) -> None:
             or any(not isinstance(m, bool) for m in mask)
         ):
             raise line.fail("active_mask", f"must be a list of {log.settings.batch_size} booleans")
-        log.model_call(step, line.int("rows", minimum=1), mask_bits(mask))
+        log.model_call(step, line.int("rows", minimum=1, small=True), mask_bits(mask))
     elif kind is EventKind.ERROR:
         log.error(step, slot, request, line.str("message"))
     elif kind is EventKind.EMIT:
-        log.append(step, kind, slot, request, line.int("token"), line.int("position", minimum=0))
+        log.append(step, kind, slot, request, line.int("token"), line.int("position", minimum=0, small=True))
     elif kind is EventKind.STOP_MATCH:
         index = line.int("sequence_index", minimum=-1)
         if index >= len(log.requests[request].stop_sequences):

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from .stops import StopMatcher
+from .stops import StopMatcher, stop_matcher
+from .validation import MAX_STEP, check_callable, check_int, check_stop_sequences, check_tokens
 
 
 class FinishReason(IntEnum):
@@ -59,3 +60,28 @@ class Sequence:
     @property
     def generated(self) -> int:
         return len(self.tokens) - self.prompt_len
+
+
+def new_sequence(
+    request_id, prompt_tokens, max_tokens, callback, stop_sequences, on_token, arrival_step, *, order: int, now: int
+) -> Sequence:
+    """Check a submission's arguments (each error names its field) and build its state."""
+    prompt = check_tokens("prompt_tokens", prompt_tokens)
+    check_int("max_tokens", max_tokens, minimum=0)
+    check_callable("callback", callback)
+    check_callable("on_token", on_token)
+    stops = check_stop_sequences("stop_sequences", stop_sequences)
+    if arrival_step is not None:
+        check_int("arrival_step", arrival_step, minimum=0, maximum=MAX_STEP)
+    return Sequence(
+        request_id,
+        prompt,
+        len(prompt),
+        max_tokens,
+        callback,
+        on_token,
+        stop_matcher(stops) if stops else None,
+        stops,
+        arrival_step=max(arrival_step or 0, now),  # a past arrival step means "now"
+        order=order,
+    )

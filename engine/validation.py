@@ -5,29 +5,49 @@ from __future__ import annotations
 from collections.abc import Callable
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # token ids are stored in 64-bit columns
+MAX_STEP = 2**31 - 1  # steps, slots and positions are stored in 32-bit columns
+MAX_BATCH_SIZE = 65_536
 
 
-def check_int(name: str, value: object, minimum: int | None = None) -> int:
-    if type(value) is not int:  # bool is not a token count
+def int_like(value: object) -> int | None:
+    """`value` as a Python int if it is one or an integer type such as numpy.int64; else None.
+
+    Booleans (Python's or numpy's) are not tokens.
+    """
+    if type(value) is int:
+        return value
+    index = getattr(type(value), "__index__", None)
+    if index is None or isinstance(value, bool) or "bool" in type(value).__name__:
+        return None
+    try:
+        return index(value)
+    except TypeError:
+        return None
+
+
+def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:
+    if type(value) is not int:  # bool is not a count
         raise TypeError(f"{name}: must be an int, got {type(value).__name__} {value!r}")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name}: must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name}: must be <= {maximum}, got {value}")
     return value
 
 
 def check_token(name: str, value: object) -> int:
-    check_int(name, value)
-    if not INT64_MIN <= value <= INT64_MAX:
-        raise ValueError(f"{name}: token ids must fit in 64 bits, got {value}")
-    return value
+    token = int_like(value)
+    if token is None:
+        raise TypeError(f"{name}: must be an int, got {type(value).__name__} {value!r}")
+    if not INT64_MIN <= token <= INT64_MAX:
+        raise ValueError(f"{name}: token ids must fit in 64 bits, got {token}")
+    return token
 
 
 def check_tokens(name: str, value: object) -> list[int]:
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{name}: must be a list of int token ids, got {type(value).__name__}")
-    for i, token in enumerate(value):
-        check_token(f"{name}[{i}]", token)
-    return list(value)
+    return [check_token(f"{name}[{i}]", token) for i, token in enumerate(value)]
 
 
 def check_stop_sequences(name: str, value: object) -> tuple[tuple[int, ...], ...]:
