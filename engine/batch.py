@@ -20,17 +20,17 @@ def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequenc
     if padded:
         mask = [seq is not None for seq in slots]
         prefixes = [seq.tokens if seq is not None else [] for seq in slots]
-        expected = f"{len(slots)} tokens (one per slot, padded to batch_size)"
+        expected = f"{_tokens(len(slots))} (one per slot, padded to batch_size)"
     else:
         prefixes = [seq.tokens for seq in rows]
-        expected = f"{len(rows)} tokens (one per active row)"
+        expected = f"{_tokens(len(rows))} (one per active row)"
     try:
         answer = call(prefixes, mask) if padded else call(prefixes)
         answer = list(answer)
     except Exception as exc:
         raise ModelError(step, f"model call failed with {type(exc).__name__}: {exc}; expected {expected}") from exc
     if len(answer) != len(prefixes):
-        raise ModelError(step, f"model returned {len(answer)} tokens, expected {expected}")
+        raise ModelError(step, f"model returned {_tokens(len(answer))}, expected {expected}")
     if padded:
         answer = [token for token, active in zip(answer, mask) if active]
     for i, token in enumerate(answer):
@@ -40,6 +40,10 @@ def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequenc
             where = f"slot {rows[i].slot} (request {rows[i].request_id})"
             raise ModelError(step, f"{where}: token {token} does not fit in 64 bits")
     return answer
+
+
+def _tokens(n: int) -> str:
+    return f"{n} token" if n == 1 else f"{n} tokens"
 
 
 def _as_int(step: int, token: object, seq: Sequence) -> int:

@@ -136,6 +136,11 @@ class BatchInferenceEngine:
         return {seq.slot: seq.request_id for seq in self._scheduler.running()}
 
     @property
+    def num_unfinished(self) -> int:
+        """Requests submitted whose callback has not run yet."""
+        return len(self._live)
+
+    @property
     def waiting(self) -> list[str]:
         return [seq.request_id for seq in self._scheduler.waiting]
 

@@ -24,6 +24,7 @@ per event; `arrive` lines carry the request's table entry.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -144,6 +145,10 @@ class EventLog:
     def num_steps(self) -> int:
         """Steps that have events: the last event's step + 1 (0 when empty)."""
         return self.step[-1] + 1 if len(self) else 0
+
+    def step_range(self, step: int) -> range:
+        """Indices of the events of one step (the step column is sorted)."""
+        return range(bisect_left(self.step, step), bisect_right(self.step, step))
 
     def request_id(self, index: int) -> str | None:
         return None if index == NONE else self.requests[index].request_id

@@ -119,3 +119,40 @@ def model_caller(model: object, padded: bool) -> RaggedCall | PaddedCall:
         "model: needs a generate_next_tokens(batch) or next_tokens(batch) method, "
         f"or must be callable; {type(model).__name__} is neither"
     )
+
+
+class ScriptedLLM:
+    """A model that replays fixed continuations, so a scenario's story is exact.
+
+    `scripts` pairs each prompt with the tokens generated after it. A prefix is looked
+    up exactly (prompt + the first k scripted tokens), so this costs O(prefix) per row:
+    it is for small teaching scenarios, not benchmarks. Past the end of its script, or
+    for an unknown prefix, a row gets `filler`. Two scripts that continue the same
+    prefix differently are refused (`ValueError` naming `scripts[i]`).
+    """
+
+    def __init__(self, scripts: list[tuple[list[int], list[int]]], filler: int = 1):
+        self.filler = filler
+        self._next: dict[tuple[int, ...], int] = {}
+        owner: dict[tuple[int, ...], int] = {}
+        for i, (prompt, script) in enumerate(scripts):
+            prefix = tuple(prompt)
+            for token in script:
+                if self._next.setdefault(prefix, token) != token:
+                    raise ValueError(
+                        f"scripts[{i}]: continues {list(prefix)} with {token}, but scripts[{owner[prefix]}] "
+                        f"continues it with {self._next[prefix]}; give the prompts different tokens"
+                    )
+                owner.setdefault(prefix, i)
+                prefix = (*prefix, token)
+
+    def next_token(self, prefix: list[int]) -> int:
+        return self._next.get(tuple(prefix), self.filler)
+
+    def generate_next_tokens(self, batch_prefixes: list[list[int]]) -> list[int]:
+        return [self.next_token(p) for p in batch_prefixes]
+
+    def generate_next_tokens_padded(
+        self, batch_prefixes: list[list[int]], active_mask: list[bool]
+    ) -> list[int]:
+        return [self.next_token(p) if m else self.filler for p, m in zip(batch_prefixes, active_mask)]

@@ -1,0 +1,241 @@
+"""Scenarios: TOML walkthroughs a teacher can copy and edit without reading Python.
+
+A scenario holds a title and a lesson, the engine settings, the model (the built-in
+`SimulatedLLM`, or a `scripted` model that fixes each request's continuation), an
+optional vocabulary and per-step captions, and either an explicit `[[requests]]` list or
+a generated `[workload]`. `scenarios/README.md` documents every field. Loading checks
+every field; a bad file raises `ScenarioError` with one line naming the file and field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from .toml_reader import ScenarioError, Table
+from .validation import MAX_BATCH_SIZE, MAX_STEP
+from .workload import ARRIVALS, DISTRIBUTIONS, generated_workload
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+MAX_REQUESTS = 100_000
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    batch_size: int = 4
+    stop_token: int | None = 0  # omit the key in TOML for "no stop token"
+    batching: str = "continuous"  # or "static"
+    padded: bool = False
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    kind: str = "simulated"  # or "scripted"
+    seed: int = 0
+    vocab_size: int = 1000
+    eos_token: int = 0
+    stop_chance: float = 0.1
+    filler: int = 1  # scripted: the token after a script ends
+    fail_calls: tuple[int, ...] = ()  # model calls (0-based attempts) that raise once
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    request_id: str | None
+    prompt: list[int]
+    max_tokens: int
+    stop_sequences: list[list[int]] | None = None
+    arrival_step: int | None = None
+    cancel_step: int | None = None  # cancelled before this step runs
+    stream: bool = False  # attach an on_token callback
+    script: list[int] | None = None  # scripted model: the continuation
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    count: int
+    prompt_len: tuple[int, int]
+    seed: int
+    output: tuple[str, dict]
+    arrival: tuple[str, dict]
+    stop_sequences: list[list[int]] | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str  # file stem
+    source: str  # path as given, for messages
+    title: str
+    lesson: str
+    engine: EngineConfig
+    model: ModelConfig
+    explicit_requests: tuple[RequestSpec, ...] | None = None
+    workload: WorkloadConfig | None = None
+    vocabulary: dict[int, str] = field(default_factory=dict)
+    captions: dict[int, str] = field(default_factory=dict)
+
+    @cached_property
+    def requests(self) -> list[RequestSpec]:
+        if self.explicit_requests is not None:
+            return list(self.explicit_requests)
+        w = self.workload
+        generated = generated_workload(w.count, seed=w.seed, prompt_len=w.prompt_len, vocab_size=self.model.vocab_size,
+                                       output=w.output, arrival=w.arrival, stop_sequences=w.stop_sequences)
+        return [RequestSpec(None, r.prompt, r.max_tokens, r.stop_sequences, r.arrival_step) for r in generated]
+
+    def with_engine(self, **changes) -> Scenario:
+        """The same scenario with other engine settings (batch size, batching, padding, stop token)."""
+        return dataclasses.replace(self, engine=dataclasses.replace(self.engine, **changes))
+
+
+def list_scenarios(directory: Path = SCENARIO_DIR) -> list[Path]:
+    return sorted(directory.glob("*.toml"))
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate one scenario file; raises ScenarioError (one line) on any problem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    return parse_scenario(text, str(path), name=path.stem)
+
+
+def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario") -> Scenario:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{source}: not valid TOML ({exc})") from None
+    top = Table(source, data)
+    title = top.str("title")
+    lesson = top.str("lesson", "")
+    engine = _engine(top.table("engine") or Table(source, {}, "engine"))
+    model = _model(top.table("model") or Table(source, {}, "model"), engine)
+    vocabulary = _int_keyed(top, "vocabulary", lambda t, k: t.str(k))
+    captions = _int_keyed(top, "captions", lambda t, k: t.str(k))
+    explicit = [_request(t, model) for t in top.tables("requests")] if top.has("requests") else None
+    workload = _workload(top.table("workload")) if top.has("workload") else None
+    top.check_no_unknown_keys()
+    if (explicit is None) == (workload is None):
+        raise top.fail("requests", "give either [[requests]] or a [workload] table, not both or neither")
+    if explicit is not None and not explicit:
+        raise top.fail("requests", "must list at least one request")
+    if model.kind == "scripted" and explicit is None:
+        raise top.fail("model.kind", "'scripted' needs an explicit [[requests]] list with scripts")
+    _check_ids(top, explicit or [])
+    return Scenario(name, source, title, lesson, engine, model, tuple(explicit) if explicit else None, workload,
+                    vocabulary, captions)
+
+
+def _engine(t: Table) -> EngineConfig:
+    config = EngineConfig(
+        batch_size=t.int("batch_size", 4, minimum=1, maximum=MAX_BATCH_SIZE),
+        stop_token=t.int("stop_token", None),
+        batching=t.str("batching", "continuous", choices=("continuous", "static")),
+        padded=t.bool("padded", False),
+    )
+    t.check_no_unknown_keys()
+    return config
+
+
+def _model(t: Table, engine: EngineConfig) -> ModelConfig:
+    kind = t.str("kind", "simulated", choices=("simulated", "scripted"))
+    config = ModelConfig(
+        kind=kind,
+        seed=t.int("seed", 0),
+        vocab_size=t.int("vocab_size", 1000, minimum=2),
+        eos_token=t.int("eos_token", engine.stop_token if engine.stop_token is not None else 0),
+        stop_chance=t.number("stop_chance", 0.1, maximum=1.0),
+        filler=t.int("filler", 1),
+        fail_calls=tuple(t.tokens("fail_calls", [])),
+    )
+    if any(call < 0 for call in config.fail_calls):
+        raise t.fail("fail_calls", "must list model-call numbers ≥ 0", list(config.fail_calls))
+    t.check_no_unknown_keys()
+    return config
+
+
+def _request(t: Table, model: ModelConfig) -> RequestSpec:
+    request_id = t.raw("id", None)
+    if request_id is not None and not isinstance(request_id, str):
+        raise t.fail("id", "must be a string", request_id)
+    spec = RequestSpec(
+        request_id=request_id,
+        prompt=t.tokens("prompt"),
+        max_tokens=t.int("max_tokens", minimum=0),
+        stop_sequences=t.stop_sequences("stop_sequences"),
+        arrival_step=t.int("arrival_step", None, minimum=0, maximum=MAX_STEP),
+        cancel_step=t.int("cancel_step", None, minimum=0, maximum=MAX_STEP),
+        stream=t.bool("stream", False),
+        script=t.tokens("script") if model.kind == "scripted" else None,
+    )
+    if model.kind != "scripted" and t.has("script"):
+        raise t.fail("script", "is only used with [model] kind = 'scripted'")
+    t.check_no_unknown_keys()
+    return spec
+
+
+def _workload(t: Table) -> WorkloadConfig:
+    length = t.raw("prompt_len", 16)
+    if type(length) is int:
+        length = [length, length]
+    if not (isinstance(length, list) and len(length) == 2 and all(type(n) is int for n in length)
+            and 0 <= length[0] <= length[1]):
+        raise t.fail("prompt_len", "must be an integer ≥ 0 or a range [min, max]", length)
+    output, arrival = t.table("output", required=True), t.table("arrival") or Table(t.source, {}, t.where("arrival"))
+    config = WorkloadConfig(
+        count=t.int("count", minimum=1, maximum=MAX_REQUESTS),
+        prompt_len=(length[0], length[1]),
+        seed=t.int("seed", 0),
+        output=_choice_with_params(output, "distribution", DISTRIBUTIONS),
+        arrival=_choice_with_params(arrival, "process", ARRIVALS, default="burst"),
+        stop_sequences=t.stop_sequences("stop_sequences"),
+    )
+    t.check_no_unknown_keys()
+    params = config.output[1]
+    if config.output[0] == "uniform" and params["min"] > params["max"]:
+        raise output.fail("min", f"must be ≤ max ({params['max']})", params["min"])
+    return config
+
+
+def _choice_with_params(t: Table, key: str, choices: dict, default: object = ...) -> tuple[str, dict]:
+    """A `{key = name, param = number...}` table, such as an output-length distribution."""
+    name = t.str(key, default, choices=tuple(choices))
+    params = {}
+    for param in choices[name]:
+        if param == "rate":
+            params[param] = t.number(param, minimum=1e-9)
+        else:
+            params[param] = t.int(param, minimum=1)
+    t.check_no_unknown_keys()
+    return name, params
+
+
+def _int_keyed(top: Table, key: str, read) -> dict[int, str]:
+    t = top.table(key)
+    if t is None:
+        return {}
+    out = {}
+    for k in list(t.data):
+        if not k.lstrip("-").isdigit():
+            raise t.fail(k, "keys must be integers (write them in quotes, e.g. \"7\" = \"the\")")
+        out[int(k)] = read(t, k)
+    return out
+
+
+def _check_ids(top: Table, requests: list[RequestSpec]) -> None:
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(requests):
+        if spec.request_id is None:
+            continue
+        if spec.request_id in seen:
+            raise top.fail(f"requests[{i}].id", f"repeats requests[{seen[spec.request_id]}].id", spec.request_id)
+        seen[spec.request_id] = i
+
+
+__all__ = ["EngineConfig", "ModelConfig", "RequestSpec", "Scenario", "ScenarioError", "WorkloadConfig",
+           "list_scenarios", "load_scenario", "parse_scenario"]
