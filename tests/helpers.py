@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine import BatchInferenceEngine
+from engine.replay import Replay
+
+Snapshot = tuple[dict[int, str], tuple[str, ...]]  # (slot_table, waiting) after one step
 
 
 class ScriptModel:
@@ -35,6 +39,11 @@ class ScriptModel:
         self.calls.append([list(p) for p in batch_prefixes])
         self.masks.append(list(active_mask))
         return [self._next(p) if active else "garbage" for p, active in zip(batch_prefixes, active_mask)]
+
+
+def filler_model(*prompts: int, filler: int = 7) -> ScriptModel:
+    """A ScriptModel that answers `filler` to each one-token prompt in `prompts`."""
+    return ScriptModel({(prompt,): [] for prompt in prompts}, filler=filler)
 
 
 class HashModel:
@@ -108,6 +117,7 @@ class Outcome:
     calls: dict[str, int] = field(default_factory=dict)  # request id -> callback count
     streamed: dict[str, list[int]] = field(default_factory=dict)  # request id -> on_token values
     ids: list[str] = field(default_factory=list)  # in submission order
+    snapshots: dict[int, Snapshot] = field(default_factory=dict)  # step -> state after it (run_specs)
 
 
 def make_engine(model=None, batch_size: int = 2, stop_token: int | None = 0, **options) -> BatchInferenceEngine:
@@ -147,10 +157,90 @@ def run_specs(engine: BatchInferenceEngine, specs: list[Spec], *, stream: bool =
     for rid, spec in zip(outcome.ids, specs):
         if spec.cancel_at is not None:
             cancels.setdefault(spec.cancel_at, []).append(rid)
-    while True:
+
+    def cancel_due():
         for step in sorted(step for step in cancels if step <= engine.clock):
             for rid in cancels.pop(step):
                 engine.cancel(rid)
-        if not engine.step():
-            break
+
+    record_steps(engine, cancel_due, into=outcome.snapshots)
     return outcome
+
+
+class Recorder:
+    """Submits requests under chosen ids with recording callbacks; counts every delivery."""
+
+    def __init__(self, engine: BatchInferenceEngine):
+        self.engine = engine
+        self.results: dict[str, list[int]] = {}  # request id -> callback value
+        self.calls: dict[str, int] = {}  # request id -> callback count
+
+    def callback(self, name: str, then: Callable[[], object] | None = None):
+        """A callback recording the delivery to `name`, then calling `then()` (which may raise)."""
+
+        def deliver(tokens):
+            self.results[name] = list(tokens)
+            self.calls[name] = self.calls.get(name, 0) + 1
+            if then is not None:
+                then()
+
+        return deliver
+
+    def submit(self, name: str, prompt, max_tokens, stops=None, *, then=None, **options) -> str:
+        callback = self.callback(name, then)
+        return self.engine.submit_request(prompt, max_tokens, callback, stops, request_id=name, **options)
+
+
+def recording_engine(model, batch_size: int = 1, stop_token: int | None = None, **options):
+    """An engine (no stop token unless given) and a Recorder submitting to it."""
+    engine = make_engine(model, batch_size, stop_token, **options)
+    return engine, Recorder(engine)
+
+
+# -- reading the event log -------------------------------------------------------------------
+def events(engine: BatchInferenceEngine, kind: str | None = None) -> list:
+    return [e for e in engine.event_log if kind is None or e.kind == kind]
+
+
+def evict_reasons(engine: BatchInferenceEngine) -> dict[str, str]:
+    return {e.request_id: e.reason for e in events(engine, "evict")}
+
+
+def admits(engine: BatchInferenceEngine) -> list[tuple[int, int, str]]:
+    return [(e.step, e.slot, e.request_id) for e in events(engine, "admit")]
+
+
+def stop_matches(engine: BatchInferenceEngine) -> list[tuple[int, str, int, tuple[int, ...]]]:
+    return [(e.step, e.request_id, e.sequence_index, e.sequence) for e in events(engine, "stop_match")]
+
+
+# -- stepping with snapshots, checked against the replay ---------------------------------------
+def record_steps(
+    engine: BatchInferenceEngine,
+    before_step: Callable[[], object] | None = None,
+    into: dict[int, Snapshot] | None = None,
+) -> dict[int, Snapshot]:
+    """Step to the end, calling `before_step()` first each time; record every step's Snapshot in `into`.
+
+    An exception from a step propagates; what was recorded so far stays in `into`.
+    """
+    snaps = {} if into is None else into
+    while True:
+        if before_step is not None:
+            before_step()
+        if not engine.step():
+            return snaps
+        snaps[engine.clock - 1] = (dict(engine.slot_table), tuple(engine.waiting))
+
+
+def assert_replay_matches(engine: BatchInferenceEngine, snaps: dict[int, Snapshot]) -> None:
+    """The replay of the engine's log shows the recorded slot table and queue at every step."""
+    replay = Replay(engine.event_log)
+    for step, (table, waiting) in snaps.items():
+        if step >= len(replay):
+            assert table == {} and waiting == ()
+            continue
+        state = replay[step]
+        live = {i: s.request_id for i, s in enumerate(state.slots) if s is not None and s.finish_reason is None}
+        assert live == table, f"step {step}"
+        assert state.waiting == waiting, f"step {step}"
