@@ -1,77 +1,190 @@
-"""`python -m engine run ...`: run the built-in model on a generated workload, print a summary."""
+"""`python -m engine`: run a scenario (or a generated workload), compare configurations.
+
+    python -m engine list
+    python -m engine run [SCENARIO] [--requests N] [--batch-size N] [--static] [--padded]
+                         [--jsonl OUT] [--csv OUT] [--narrate]
+    python -m engine compare SCENARIO [--batch-size N] [--json]
+
+SCENARIO is a path or the name of a built-in scenario (`part2-slot-refill`). Errors are
+one line on stderr with exit status 2.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
-from collections import Counter
 
-from .engine import BatchInferenceEngine
-from .events import EventKind
-from .models import SimulatedLLM
-from .request import FinishReason
-from .workload import submit_all, uniform_workload
+from .compare import CONFIGURATIONS, compare
+from .metrics import CostModel, request_metrics, summary
+from .narration import narrate
+from .replay import Replay
+from .scenario import EngineConfig, ModelConfig, Scenario, WorkloadConfig, list_scenarios, resolve_scenario
+from .simulate import simulate
+from .toml_reader import ScenarioError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m engine", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run a generated workload and print a summary")
-    run.add_argument("--requests", type=int, default=100, help="number of requests (default 100)")
-    run.add_argument("--batch-size", type=int, default=8, help="slots in the batch (default 8)")
-    run.add_argument("--max-tokens", type=int, default=64, help="budgets drawn from 1..N (default 64)")
-    run.add_argument("--stop-chance", type=float, default=0.02, help="model's per-token chance of the stop token")
-    run.add_argument("--seed", type=int, default=0, help="seeds the workload and the model")
-    run.add_argument("--static", action="store_true", help="static batching (default: continuous)")
-    run.add_argument("--padded", action="store_true", help="fixed-shape padded batches (default: ragged)")
+    commands.add_parser("list", help="list the built-in scenarios")
+    run = commands.add_parser("run", help="run a scenario or a generated workload and print a summary")
+    run.add_argument("scenario", nargs="?", help="scenario file or built-in name (default: a generated workload)")
+    run.add_argument("--requests", type=int, help="generated workload: number of requests (default 100)")
+    run.add_argument("--max-tokens", type=int, default=64, help="generated workload: budgets drawn from 1..N")
+    run.add_argument("--seed", type=int, default=0, help="generated workload: seeds the workload and the model")
+    run.add_argument("--narrate", action="store_true", help="print the narration of every step")
     run.add_argument("--jsonl", metavar="OUT", help="write the event log as JSON Lines")
+    run.add_argument("--csv", metavar="OUT", help="write per-request metrics as CSV")
+    compare_cmd = commands.add_parser("compare", help="run one workload under all four configurations")
+    compare_cmd.add_argument("scenario", help="scenario file or built-in name")
+    compare_cmd.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    for sub in (run, compare_cmd):
+        sub.add_argument("--batch-size", type=int, help="override the scenario's batch size")
+        _cost_options(sub)
+    run.add_argument("--static", action="store_true", help="static batching (default: the scenario's)")
+    run.add_argument("--padded", action="store_true", help="padded batches (default: the scenario's)")
     return parser
 
 
-def summarize(engine: BatchInferenceEngine, seconds: float) -> list[tuple[str, object]]:
-    log = engine.event_log
-    kinds = Counter(log.kind)
-    calls = kinds[EventKind.MODEL_CALL]
-    tokens = kinds[EventKind.EMIT]
-    reasons = Counter(a for k, a in zip(log.kind, log.a) if k == EventKind.EVICT)
-    return [
-        ("mode", f"{engine.batching}, {'padded' if engine.padded else 'ragged'}, batch_size {engine.batch_size}"),
-        ("requests", len(log.requests)),
-        ("steps", log.num_steps),
-        ("model calls", calls),
-        ("generated tokens", tokens),
-        ("mean active rows per call", f"{tokens / calls:.2f}" if calls else "-"),
-        ("slot utilisation", f"{tokens / (calls * engine.batch_size):.1%}" if calls else "-"),
-        ("finish reasons", ", ".join(f"{FinishReason(r).label} {n}" for r, n in sorted(reasons.items()))),
-        ("wall time", f"{seconds:.3f} s"),
-        ("tokens per second", f"{tokens / seconds:,.0f}" if seconds else "-"),
-    ]
+def _cost_options(parser: argparse.ArgumentParser) -> None:
+    default = CostModel()
+    parser.add_argument("--step-ms", type=float, default=default.step_s * 1e3, help="cost model: fixed ms per step")
+    parser.add_argument("--row-ms", type=float, default=default.row_s * 1e3, help="cost model: ms per row sent")
+    parser.add_argument(
+        "--prefill-ms",
+        type=float,
+        default=default.prefill_token_s * 1e3,
+        help="cost model: ms per prompt token prefilled",
+    )
+
+
+def _scenario(args: argparse.Namespace) -> Scenario:
+    if getattr(args, "scenario", None):
+        scenario = resolve_scenario(args.scenario)
+    else:
+        count = 100 if args.requests is None else args.requests
+        workload = WorkloadConfig(
+            count, (1, 16), args.seed, ("uniform", {"min": 1, "max": args.max_tokens}), ("burst", {})
+        )
+        scenario = Scenario(
+            "generated",
+            "generated workload",
+            f"{count} generated requests",
+            "",
+            EngineConfig(batch_size=8),
+            ModelConfig(seed=args.seed, stop_chance=0.02),
+            workload=workload,
+        )
+    changes = {}
+    if args.batch_size is not None:
+        changes["batch_size"] = args.batch_size
+    if getattr(args, "static", False):
+        changes["batching"] = "static"
+    if getattr(args, "padded", False):
+        changes["padded"] = True
+    return scenario.with_engine(**changes) if changes else scenario
+
+
+def _progress(label: str):
+    def report(step: int, done: int) -> None:
+        print(f"{label}: step {step:,}, {done:,} requests done", file=sys.stderr, flush=True)
+
+    return report
 
 
 def run_command(args: argparse.Namespace) -> int:
-    model = SimulatedLLM(seed=args.seed, stop_chance=args.stop_chance)
-    engine = BatchInferenceEngine(
-        model, args.batch_size, model.eos_token, batching="static" if args.static else "continuous", padded=args.padded
-    )
-    submit_all(engine, uniform_workload(args.requests, seed=args.seed, max_tokens=args.max_tokens))
+    scenario = _scenario(args)
+    cost = CostModel(args.step_ms / 1e3, args.row_ms / 1e3, args.prefill_ms / 1e3)
     start = time.perf_counter()
-    engine.run()
+    log = simulate(scenario, progress=_progress(scenario.name))
     seconds = time.perf_counter() - start
-    width = max(len(name) for name, _ in summarize(engine, seconds))
-    for name, value in summarize(engine, seconds):
+    engine = scenario.engine
+    rows = [
+        ("scenario", f"{scenario.name}: {scenario.title}"),
+        ("mode", f"{engine.batching}, {'padded' if engine.padded else 'ragged'}, batch_size {engine.batch_size}"),
+    ]
+    rows += [(_label(name), _format(name, value)) for name, value in summary(log, cost).items()]
+    rows += [("engine wall time", f"{seconds:.3f} s")]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
         print(f"{name:<{width}}  {value}")
+    if args.narrate:
+        replay = Replay(log)
+        for step in range(len(replay)):
+            print(f"\nstep {step}")
+            for sentence in (
+                scenario.captions.get(step) and [scenario.captions[step]] or narrate(replay, step, scenario.vocabulary)
+            ):
+                print(f"  {sentence}")
     if args.jsonl:
-        with open(args.jsonl, "w") as out:
-            out.write(engine.event_log.to_jsonl())
+        with open(args.jsonl, "w", encoding="utf-8") as out:
+            out.write(log.to_jsonl())
         print(f"{'event log':<{width}}  {args.jsonl}")
+    if args.csv:
+        request_metrics(log, cost).to_csv(args.csv)
+        print(f"{'request metrics':<{width}}  {args.csv}")
+    return 0
+
+
+def _label(name: str) -> str:
+    """`ttft_p50_s` -> `ttft p50`, `throughput_tokens_per_s` -> `throughput`."""
+    if name == "throughput_tokens_per_s":
+        return "throughput"
+    return name.removesuffix("_s").replace("_", " ")
+
+
+def _format(name: str, value) -> str:
+    if value is None:
+        return "-"
+    if name in ("slot_utilization", "padding_waste"):
+        return f"{value:.1%}"
+    if name == "throughput_tokens_per_s":
+        return f"{value:,.0f} tokens/s"
+    if name.endswith("_s"):
+        return f"{value * 1e3:,.1f} ms" if value < 10 else f"{value:,.2f} s"
+    return f"{value:,}"
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    scenario = _scenario(args)
+    cost = CostModel(args.step_ms / 1e3, args.row_ms / 1e3, args.prefill_ms / 1e3)
+    results = compare(scenario, cost, progress=_progress)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    columns = [
+        "steps",
+        "throughput_tokens_per_s",
+        "slot_utilization",
+        "padding_waste",
+        "ttft_p50_s",
+        "ttft_p99_s",
+        "tpot_p50_s",
+        "e2e_p50_s",
+    ]
+    heads = ["steps", "throughput", "slot util", "pad waste", "TTFT p50", "TTFT p99", "TPOT p50", "E2E p50"]
+    print(f"{scenario.name}: {scenario.title} (batch_size {scenario.engine.batch_size})")
+    print(f"{'configuration':<18}" + "".join(f"{h:>16}" for h in heads))
+    for name in CONFIGURATIONS:
+        print(f"{name:<18}" + "".join(f"{_format(c, results[name][c]):>16}" for c in columns))
+    throughput = {name: result["throughput_tokens_per_s"] for name, result in results.items()}
+    ratio = throughput["continuous-ragged"] / throughput["static-ragged"]
+    print(f"continuous / static throughput (ragged): {ratio:.2f}x")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return run_command(args)
-    except (ValueError, TypeError, OSError) as exc:
+        if args.command == "list":
+            for path in list_scenarios():
+                print(f"{path.stem:<36} {resolve_scenario(path.stem).title}")
+            return 0
+        return run_command(args) if args.command == "run" else compare_command(args)
+    except (ScenarioError, ValueError, TypeError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

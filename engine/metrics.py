@@ -2,7 +2,8 @@
 
 Steps are the raw unit. `CostModel` prices a step as a fixed cost (reading the
 weights), plus a cost per row sent (padded rows cost like real rows), plus a cost per
-prompt token prefilled in that step. Its defaults describe a 7B-parameter fp16 model on
+prompt token prefilled in that step (in padded mode, the prompts admitted together are
+padded to the longest of them). Its defaults describe a 7B-parameter fp16 model on
 one A100-80GB (2.0 TB/s HBM, 312 TFLOP/s dense fp16): a decode step of 64 rows costs
 7 + 64 × 0.1 = 13.4 ms, of which the matrix maths would need only ~3 ms, so the step
 is memory-bound, as real decode steps are. See the README's "Cost model" section.
@@ -37,8 +38,13 @@ def _columns(log: EventLog):
         empty = np.zeros(0, np.int64)
         return empty, empty, empty, empty, empty
     as_int = lambda column, dtype: np.frombuffer(column, dtype=dtype).astype(np.int64)  # noqa: E731
-    return (as_int(log.step, np.int32), as_int(log.kind, np.int8), as_int(log.request, np.int32),
-            as_int(log.a, np.int64), as_int(log.b, np.int32))
+    return (
+        as_int(log.step, np.int32),
+        as_int(log.kind, np.int8),
+        as_int(log.request, np.int32),
+        as_int(log.a, np.int64),
+        as_int(log.b, np.int32),
+    )
 
 
 def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
@@ -51,28 +57,31 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
     rows_sent = count(calls, a[calls]).astype(np.int64)
     active = count(kind == EventKind.EMIT).astype(np.int64)
     admits = kind == EventKind.ADMIT
-    if log.settings.padded:  # a fixed-shape prefill: every slot, padded to the longest new prompt
+    if log.settings.padded:  # new prompts are prefilled together, padded to the longest of them
         prefill = np.zeros(steps, np.int64)
         np.maximum.at(prefill, step[admits], prompt_len[request[admits]])
-        prefill *= log.settings.batch_size
+        prefill *= count(admits).astype(np.int64)
     else:
         prefill = count(admits, prompt_len[request[admits]]).astype(np.int64)
     slotless_evicts = (kind == EventKind.EVICT) & (log_slot(log) < 0)
     queue = np.cumsum(count(kind == EventKind.ARRIVE) - count(admits) - count(slotless_evicts)).astype(np.int64)
-    duration = np.where(rows_sent > 0, cost.step_s + cost.row_s * rows_sent + cost.prefill_token_s * prefill,
-                        cost.step_s)
-    return pd.DataFrame({
-        "step": np.arange(steps),
-        "rows_sent": rows_sent,
-        "active_rows": active,
-        "padded_rows": np.where(rows_sent > 0, rows_sent - active, 0),
-        "queue_depth": queue,
-        "admitted": count(admits).astype(np.int64),
-        "finished": count(kind == EventKind.EVICT).astype(np.int64),
-        "prefill_tokens": prefill,
-        "duration_s": duration,
-        "end_s": np.cumsum(duration),
-    })
+    duration = np.where(
+        rows_sent > 0, cost.step_s + cost.row_s * rows_sent + cost.prefill_token_s * prefill, cost.step_s
+    )
+    return pd.DataFrame(
+        {
+            "step": np.arange(steps),
+            "rows_sent": rows_sent,
+            "active_rows": active,
+            "padded_rows": np.where(rows_sent > 0, rows_sent - active, 0),
+            "queue_depth": queue,
+            "admitted": count(admits).astype(np.int64),
+            "finished": count(kind == EventKind.EVICT).astype(np.int64),
+            "prefill_tokens": prefill,
+            "duration_s": duration,
+            "end_s": np.cumsum(duration),
+        }
+    )
 
 
 def log_slot(log: EventLog) -> np.ndarray:
@@ -117,15 +126,26 @@ def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.Data
         tpot = np.where(outputs > 1, (delivered - first_s) / (outputs - 1), np.nan)
         tpot_steps = np.where(outputs > 1, (finish - first) / (outputs - 1), np.nan)
     labels = np.array([r.label for r in FinishReason] + [None], dtype=object)
-    return pd.DataFrame({
-        "arrival_step": arrive, "admit_step": admit, "first_token_step": first, "finish_step": finish,
-        "prompt_tokens": [len(info.prompt) for info in log.requests], "output_tokens": outputs,
-        "finish_reason": labels[np.nan_to_num(reason, nan=len(labels) - 1).astype(np.int64)],
-        "queue_wait_steps": admit - arrive, "ttft_steps": first - arrive + 1,
-        "tpot_steps": tpot_steps, "e2e_steps": finish - arrive + after_call,
-        "queue_wait_s": at(start, admit) - at(start, arrive), "ttft_s": first_s - at(start, arrive),
-        "tpot_s": tpot, "e2e_s": delivered - at(start, arrive),
-    }, index=pd.Index([info.request_id for info in log.requests], name="request_id"))
+    return pd.DataFrame(
+        {
+            "arrival_step": arrive,
+            "admit_step": admit,
+            "first_token_step": first,
+            "finish_step": finish,
+            "prompt_tokens": [len(info.prompt) for info in log.requests],
+            "output_tokens": outputs,
+            "finish_reason": labels[np.nan_to_num(reason, nan=len(labels) - 1).astype(np.int64)],
+            "queue_wait_steps": admit - arrive,
+            "ttft_steps": first - arrive + 1,
+            "tpot_steps": tpot_steps,
+            "e2e_steps": finish - arrive + after_call,
+            "queue_wait_s": at(start, admit) - at(start, arrive),
+            "ttft_s": first_s - at(start, arrive),
+            "tpot_s": tpot,
+            "e2e_s": delivered - at(start, arrive),
+        },
+        index=pd.Index([info.request_id for info in log.requests], name="request_id"),
+    )
 
 
 def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:

@@ -152,7 +152,5 @@ class ScriptedLLM:
     def generate_next_tokens(self, batch_prefixes: list[list[int]]) -> list[int]:
         return [self.next_token(p) for p in batch_prefixes]
 
-    def generate_next_tokens_padded(
-        self, batch_prefixes: list[list[int]], active_mask: list[bool]
-    ) -> list[int]:
+    def generate_next_tokens_padded(self, batch_prefixes: list[list[int]], active_mask: list[bool]) -> list[int]:
         return [self.next_token(p) if m else self.filler for p, m in zip(batch_prefixes, active_mask)]

@@ -57,16 +57,21 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
         out.append(_arrivals(arrived))
     for e in grouped.before:
         if e.kind == "evict" and e.reason == "max_tokens":
-            out.append(f"Request {e.request_id} has max_tokens = 0: it completes at once, without a slot; "
-                       f"its callback receives {tokens_text(replay.outputs[e.request_id])}.")
+            out.append(
+                f"Request {e.request_id} has max_tokens = 0: it completes at once, without a slot; "
+                f"its callback receives {tokens_text(replay.outputs[e.request_id])}."
+            )
     if admitted:
         out.append(_admissions(admitted))
     if arrived or admitted:
         out.append(_queue(len(state.waiting)))
     if state.waiting and log.settings.batching == "static" and any(s is None for s in state.slots):
         out.append("Static batching: the queue waits until every slot is free.")
-    out.extend(f"Error: {e.message}." if e.request_id is None else f"Request {e.request_id}: {e.message}."
-               for e in grouped.events if e.kind == "error")
+    out.extend(
+        f"Error: {e.message}." if e.request_id is None else f"Request {e.request_id}: {e.message}."
+        for e in grouped.events
+        if e.kind == "error"
+    )
     if grouped.call < len(grouped.events):
         out.append(_model_call(grouped.events[grouped.call]))
         out.extend(_rows(replay, state, vocabulary))
@@ -111,8 +116,10 @@ def _model_call(call: Event) -> str:
     if not call.padded_rows:
         return f"The model is called with {plural(call.rows, 'row')}."
     mask = " ".join("1" if m else "0" for m in call.active_mask)
-    return (f"The model is called with {plural(call.rows, 'row')} (the fixed batch shape), "
-            f"{call.padded_rows} of them padding; active mask [{mask}].")
+    return (
+        f"The model is called with {plural(call.rows, 'row')} (the fixed batch shape), "
+        f"{call.padded_rows} of them padding; active mask [{mask}]."
+    )
 
 
 def _rows(replay: Replay, state, vocabulary: dict[int, str]) -> list[str]:

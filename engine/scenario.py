@@ -82,8 +82,15 @@ class Scenario:
         if self.explicit_requests is not None:
             return list(self.explicit_requests)
         w = self.workload
-        generated = generated_workload(w.count, seed=w.seed, prompt_len=w.prompt_len, vocab_size=self.model.vocab_size,
-                                       output=w.output, arrival=w.arrival, stop_sequences=w.stop_sequences)
+        generated = generated_workload(
+            w.count,
+            seed=w.seed,
+            prompt_len=w.prompt_len,
+            vocab_size=self.model.vocab_size,
+            output=w.output,
+            arrival=w.arrival,
+            stop_sequences=w.stop_sequences,
+        )
         return [RequestSpec(None, r.prompt, r.max_tokens, r.stop_sequences, r.arrival_step) for r in generated]
 
     def with_engine(self, **changes) -> Scenario:
@@ -95,13 +102,27 @@ def list_scenarios(directory: Path = SCENARIO_DIR) -> list[Path]:
     return sorted(directory.glob("*.toml"))
 
 
+def resolve_scenario(name_or_path: str | Path) -> Scenario:
+    """Load a scenario by path, or by the name of a built-in one (`part2-slot-refill`)."""
+    path = Path(name_or_path)
+    if not path.exists():
+        builtin = SCENARIO_DIR / f"{path.name.removesuffix('.toml')}.toml"
+        if path.parent == Path(".") and builtin.exists():
+            path = builtin
+        else:
+            names = ", ".join(p.stem for p in list_scenarios())
+            raise ScenarioError(f"{name_or_path}: no such scenario file (built-in scenarios: {names})")
+    return load_scenario(path)
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate one scenario file; raises ScenarioError (one line) on any problem."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise ScenarioError(f"{path}: cannot read the file ({reason})") from None
     return parse_scenario(text, str(path), name=path.stem)
 
 
@@ -127,8 +148,18 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
     if model.kind == "scripted" and explicit is None:
         raise top.fail("model.kind", "'scripted' needs an explicit [[requests]] list with scripts")
     _check_ids(top, explicit or [])
-    return Scenario(name, source, title, lesson, engine, model, tuple(explicit) if explicit else None, workload,
-                    vocabulary, captions)
+    return Scenario(
+        name,
+        source,
+        title,
+        lesson,
+        engine,
+        model,
+        tuple(explicit) if explicit else None,
+        workload,
+        vocabulary,
+        captions,
+    )
 
 
 def _engine(t: Table) -> EngineConfig:
@@ -183,8 +214,12 @@ def _workload(t: Table) -> WorkloadConfig:
     length = t.raw("prompt_len", 16)
     if type(length) is int:
         length = [length, length]
-    if not (isinstance(length, list) and len(length) == 2 and all(type(n) is int for n in length)
-            and 0 <= length[0] <= length[1]):
+    if not (
+        isinstance(length, list)
+        and len(length) == 2
+        and all(type(n) is int for n in length)
+        and 0 <= length[0] <= length[1]
+    ):
         raise t.fail("prompt_len", "must be an integer ≥ 0 or a range [min, max]", length)
     output, arrival = t.table("output", required=True), t.table("arrival") or Table(t.source, {}, t.where("arrival"))
     config = WorkloadConfig(
@@ -222,7 +257,7 @@ def _int_keyed(top: Table, key: str, read) -> dict[int, str]:
     out = {}
     for k in list(t.data):
         if not k.lstrip("-").isdigit():
-            raise t.fail(k, "keys must be integers (write them in quotes, e.g. \"7\" = \"the\")")
+            raise t.fail(k, 'keys must be integers (write them in quotes, e.g. "7" = "the")')
         out[int(k)] = read(t, k)
     return out
 
@@ -237,5 +272,15 @@ def _check_ids(top: Table, requests: list[RequestSpec]) -> None:
         seen[spec.request_id] = i
 
 
-__all__ = ["EngineConfig", "ModelConfig", "RequestSpec", "Scenario", "ScenarioError", "WorkloadConfig",
-           "list_scenarios", "load_scenario", "parse_scenario"]
+__all__ = [
+    "EngineConfig",
+    "ModelConfig",
+    "RequestSpec",
+    "Scenario",
+    "ScenarioError",
+    "WorkloadConfig",
+    "list_scenarios",
+    "load_scenario",
+    "parse_scenario",
+    "resolve_scenario",
+]

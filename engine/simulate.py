@@ -56,13 +56,24 @@ def build_model(scenario: Scenario):
 def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> EventLog:
     """Run to the end; `progress(step, requests_done)` is called every few thousand steps."""
     settings = scenario.engine
-    engine = BatchInferenceEngine(build_model(scenario), settings.batch_size, settings.stop_token,
-                                  batching=settings.batching, padded=settings.padded)
+    engine = BatchInferenceEngine(
+        build_model(scenario),
+        settings.batch_size,
+        settings.stop_token,
+        batching=settings.batching,
+        padded=settings.padded,
+    )
     cancels: dict[int, list[str]] = {}
     for spec in scenario.requests:
-        rid = engine.submit_request(spec.prompt, spec.max_tokens, None, spec.stop_sequences,
-                                    request_id=spec.request_id, arrival_step=spec.arrival_step,
-                                    on_token=_ignore if spec.stream else None)
+        rid = engine.submit_request(
+            spec.prompt,
+            spec.max_tokens,
+            None,
+            spec.stop_sequences,
+            request_id=spec.request_id,
+            arrival_step=spec.arrival_step,
+            on_token=_ignore if spec.stream else None,
+        )
         if spec.cancel_step is not None:
             cancels.setdefault(spec.cancel_step, []).append(rid)
     while True:

@@ -1,6 +1,6 @@
 """Typed, path-aware access to parsed TOML: every error names the file and the field.
 
-    scenarios/foo.toml: requests[3].max_tokens: must be an integer ≥ 0, got -2
+scenarios/foo.toml: requests[3].max_tokens: must be an integer ≥ 0, got -2
 """
 
 from __future__ import annotations
@@ -39,8 +39,10 @@ class Table:
         value = self.raw(key, default)
         if value is None and default is None:
             return None
-        if type(value) is not int or (minimum is not None and value < minimum) or (
-            maximum is not None and value > maximum
+        if (
+            type(value) is not int
+            or (minimum is not None and value < minimum)
+            or (maximum is not None and value > maximum)
         ):
             bounds = [f"≥ {minimum}"] if minimum is not None else []
             bounds += [f"≤ {maximum}"] if maximum is not None else []
@@ -105,4 +107,3 @@ class Table:
         if unknown:
             known = ", ".join(sorted(self.used))
             raise self.fail(unknown[0], f"unknown key (known here: {known})")
-
