@@ -68,7 +68,9 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
     if state.waiting and log.settings.batching == "static" and any(s is None for s in state.slots):
         out.append("Static batching: the queue waits until every slot is free.")
     out.extend(
-        f"Error: {e.message}." if e.request_id is None else f"Request {e.request_id}: {e.message}."
+        f"The model call failed, so no row changed ({e.message})."
+        if e.request_id is None
+        else f"Request {e.request_id}: {e.message}."
         for e in grouped.events
         if e.kind == "error"
     )
