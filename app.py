@@ -27,8 +27,12 @@ with st.sidebar:
     name = st.selectbox("Scenario", names, index=names.index("part2-slot-refill"), key="scenario")
     scenario = resolve_scenario(name)
     batch_size = st.number_input("Batch size", 1, 256, scenario.engine.batch_size, key="batch_size")
-    batching = st.radio("Batching", ["continuous", "static"], key="batching",
-                        index=["continuous", "static"].index(scenario.engine.batching))
+    batching = st.radio(
+        "Batching",
+        ["continuous", "static"],
+        key="batching",
+        index=["continuous", "static"].index(scenario.engine.batching),
+    )
     padded = st.toggle("Padded batches", value=scenario.engine.padded, key="padded")
 
 log = EventLog.from_jsonl(simulate_jsonl(name, int(batch_size), batching, padded))
@@ -36,8 +40,10 @@ replay = Replay(log)
 st.subheader(scenario.title)
 st.write(scenario.lesson)
 figures = summary(log)
-st.caption(f"{figures['requests']} requests, {figures['steps']} steps, {len(log)} events, "
-           f"slot utilisation {figures['slot_utilization']:.0%}")
+st.caption(
+    f"{figures['requests']} requests, {figures['steps']} steps, {len(log)} events, "
+    f"slot utilisation {figures['slot_utilization']:.0%}"
+)
 step = st.slider("Step", 0, max(len(replay) - 1, 0), 0, key="step")
 for sentence in narrate(replay, step, scenario.vocabulary):
     st.write(sentence)

@@ -1,5 +1,7 @@
-"""`python -m engine run`: a summary on stdout, a loadable JSONL file, exit 2 on bad input."""
+"""`python -m engine`: summaries on stdout, files that load back, one-line errors with exit 2."""
 
+import csv
+import json
 import subprocess
 import sys
 
@@ -7,20 +9,78 @@ from engine import EventLog
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, timeout=300)
 
 
-def test_run_prints_a_summary_and_writes_a_loadable_log(tmp_path):
+def test_generated_workload_run_prints_a_summary_and_writes_a_loadable_log(tmp_path):
     out = tmp_path / "log.jsonl"
     result = run_cli("run", "--requests", "30", "--batch-size", "4", "--padded", "--static", "--jsonl", str(out))
     assert result.returncode == 0, result.stderr
-    assert "mode                       static, padded, batch_size 4" in result.stdout
-    assert "requests                   30" in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[1].split(None, 1) == ["mode", "static, padded, batch_size 4"]
+    assert lines[2].split() == ["requests", "30"]
     log = EventLog.from_jsonl(out.read_text())
     assert len(log.requests) == 30 and log.settings.padded and log.settings.batching == "static"
+
+
+def test_scenario_run_with_narration_and_csv(tmp_path):
+    table = tmp_path / "requests.csv"
+    result = run_cli("run", "part2-slot-refill", "--narrate", "--csv", str(table))
+    assert result.returncode == 0, result.stderr
+    assert "  Request C is admitted into slot 0 from the queue." in result.stdout
+    rows = list(csv.DictReader(table.open()))
+    assert [(r["request_id"], r["output_tokens"], r["finish_reason"]) for r in rows] == [
+        ("A", "1", "max_tokens"), ("B", "3", "max_tokens"), ("C", "2", "max_tokens"), ("D", "1", "max_tokens")
+    ]
+
+
+def test_every_builtin_scenario_runs_and_its_jsonl_loads(tmp_path):
+    names = [line.split()[0] for line in run_cli("list").stdout.splitlines()]
+    assert len(names) >= 12
+    for name in names:
+        out = tmp_path / f"{name}.jsonl"
+        result = run_cli("run", name, "--jsonl", str(out))
+        assert result.returncode == 0, (name, result.stderr)
+        assert EventLog.from_jsonl(out.read_text()).num_steps > 0
+
+
+def test_compare_json_has_the_four_configurations_and_the_required_figures():
+    result = run_cli("compare", "static-vs-continuous", "--json")
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert list(figures) == ["continuous-ragged", "continuous-padded", "static-ragged", "static-padded"]
+    required = {"throughput_tokens_per_s", "slot_utilization", "padding_waste", "ttft_p50_s", "ttft_p99_s",
+                "tpot_p50_s", "e2e_p50_s", "steps"}
+    assert all(required <= set(config) for config in figures.values())
+    assert figures["continuous-ragged"]["steps"] == 9 and figures["static-ragged"]["steps"] == 14
+    assert figures["continuous-padded"]["padding_waste"] > 0 == figures["continuous-ragged"]["padding_waste"]
+
+
+def test_compare_table_ends_with_the_throughput_ratio():
+    result = run_cli("compare", "static-vs-continuous")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[-1].startswith("continuous / static throughput (ragged): ")
+
+
+def test_bad_scenario_path_exits_2_with_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = -2\n')
+    result = run_cli("run", str(bad))
+    assert result.returncode == 2
+    assert result.stderr == f"error: {bad}: requests[0].max_tokens: must be an integer ≥ 0, got -2\n"
+    missing = run_cli("compare", "no-such-scenario")
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
 
 
 def test_bad_argument_exits_2_with_a_one_line_error():
     result = run_cli("run", "--batch-size", "0")
     assert result.returncode == 2
     assert result.stderr == "error: batch_size: must be >= 1, got 0\n"
+
+
+def test_long_runs_report_progress_on_stderr():
+    result = run_cli("run", "anyscale-cap32", "--static")
+    assert result.returncode == 0
+    assert "anyscale-cap32: step 2,000" not in result.stderr  # 507 steps: too short to report
+    result = run_cli("run", "--requests", "2000", "--batch-size", "2", "--max-tokens", "8")
+    assert "generated: step 2,000, " in result.stderr

@@ -70,66 +70,102 @@ def test_part2_narration():
 @pytest.mark.parametrize(
     ("name", "step", "expected"),
     [
-        ("stop-token-included", 2, [
-            "The model is called with 1 row.",
-            "Slot 0: request A emitted 0 ('<eos>'), the stop token; it is evicted and its callback receives [9, 5, 5, 0].",
-        ]),
-        ("stop-sequences", 3, [
-            "The model is called with 3 rows.",
-            "Slot 0: request A emitted 8 ('end'), completing stop sequence [7, 8]; it is evicted and its callback "
-            "receives [20, 7, 4, 7, 8].",
-            "Slot 1: request B emitted 2, completing stop sequence [1, 1, 2]; it is evicted and its callback "
-            "receives [21, 1, 1, 1, 2].",
-            "Slot 3: request D emitted 8 ('end'), completing stop sequence [7, 8]; it is evicted and its callback "
-            "receives [7, 8, 3, 7, 8].",
-        ]),
-        ("zero-budget-and-empty-prompt", 0, [
-            "Requests A, B, C arrive and join the queue.",
-            "Request A has max_tokens = 0: it completes at once, without a slot; its callback receives [1, 2, 3].",
-            "Requests B, C are admitted into slots 0 and 1 from the queue.",
-            "The queue is empty.",
-            "The model is called with 2 rows.",
-            "Slot 0: request B emitted 7.",
-            "Slot 1: request C emitted 5.",
-        ]),
-        ("padded-vs-ragged", 3, [
-            "The model is called with 4 rows (the fixed batch shape), 3 of them padding; active mask [0 1 0 0].",
-            "Slot 1: request B emitted 24.",
-        ]),
-        ("cancellation", 1, [
-            "Request B is cancelled before it was admitted; its callback receives [2].",
-            "The model is called with 2 rows.",
-            "Slot 0: request A emitted 292.",
-            "Slot 1: request C emitted 837.",
-        ]),
-        ("cancellation", 3, [
-            "Request A is cancelled: slot 0 is freed and its callback receives [1, 45, 292, 863].",
-            "Request D is admitted into slot 0 from the queue.",
-            "The queue is empty.",
-            "The model is called with 2 rows.",
-            "Slot 0: request D emitted 857.",
-            "Slot 1: request C emitted 805, reaching max_tokens = 4; it is evicted and its callback receives "
-            "[3, 661, 837, 634, 805].",
-        ]),
-        ("static-vs-continuous", 3, [
-            "Static batching: the queue waits until every slot is free.",
-            "The model is called with 1 row.",
-            "Slot 1: request B emitted 399.",
-        ]),
-        ("model-fault", 2, [
-            "The model call failed, so no row changed (step 2: model call failed with RuntimeError: simulated device "
-            "fault at model call 2; expected 2 tokens (one per active row)).",
-            "The model is called with 2 rows.",
-            "Slot 0: request A emitted 863.",
-            "Slot 1: request B emitted 418, reaching max_tokens = 3; it is evicted and its callback receives "
-            "[2, 912, 701, 418].",
-        ]),
-        ("anyscale-cap32", 3, [
-            "Requests r72, r73, r74 are admitted into slots 15, 17, 21 from the queue.",
-            "925 requests still wait.",
-            "The model is called with 64 rows.",
-            "64 rows emitted one token each.",
-        ]),
+        (
+            "stop-token-included",
+            2,
+            [
+                "The model is called with 1 row.",
+                "Slot 0: request A emitted 0 ('<eos>'), the stop token; it is evicted and its callback receives [9, 5, 5, 0].",
+            ],
+        ),
+        (
+            "stop-sequences",
+            3,
+            [
+                "The model is called with 3 rows.",
+                "Slot 0: request A emitted 8 ('end'), completing stop sequence [7, 8]; it is evicted and its callback "
+                "receives [20, 7, 4, 7, 8].",
+                "Slot 1: request B emitted 2, completing stop sequence [1, 1, 2]; it is evicted and its callback "
+                "receives [21, 1, 1, 1, 2].",
+                "Slot 3: request D emitted 8 ('end'), completing stop sequence [7, 8]; it is evicted and its callback "
+                "receives [7, 8, 3, 7, 8].",
+            ],
+        ),
+        (
+            "zero-budget-and-empty-prompt",
+            0,
+            [
+                "Requests A, B, C arrive and join the queue.",
+                "Request A has max_tokens = 0: it completes at once, without a slot; its callback receives [1, 2, 3].",
+                "Requests B, C are admitted into slots 0 and 1 from the queue.",
+                "The queue is empty.",
+                "The model is called with 2 rows.",
+                "Slot 0: request B emitted 7.",
+                "Slot 1: request C emitted 5.",
+            ],
+        ),
+        (
+            "padded-vs-ragged",
+            3,
+            [
+                "The model is called with 4 rows (the fixed batch shape), 3 of them padding; active mask [0 1 0 0].",
+                "Slot 1: request B emitted 24.",
+            ],
+        ),
+        (
+            "cancellation",
+            1,
+            [
+                "Request B is cancelled before it was admitted; its callback receives [2].",
+                "The model is called with 2 rows.",
+                "Slot 0: request A emitted 292.",
+                "Slot 1: request C emitted 837.",
+            ],
+        ),
+        (
+            "cancellation",
+            3,
+            [
+                "Request A is cancelled: slot 0 is freed and its callback receives [1, 45, 292, 863].",
+                "Request D is admitted into slot 0 from the queue.",
+                "The queue is empty.",
+                "The model is called with 2 rows.",
+                "Slot 0: request D emitted 857.",
+                "Slot 1: request C emitted 805, reaching max_tokens = 4; it is evicted and its callback receives "
+                "[3, 661, 837, 634, 805].",
+            ],
+        ),
+        (
+            "static-vs-continuous",
+            3,
+            [
+                "Static batching: the queue waits until every slot is free.",
+                "The model is called with 1 row.",
+                "Slot 1: request B emitted 399.",
+            ],
+        ),
+        (
+            "model-fault",
+            2,
+            [
+                "The model call failed, so no row changed (step 2: model call failed with RuntimeError: simulated device "
+                "fault at model call 2; expected 2 tokens (one per active row)).",
+                "The model is called with 2 rows.",
+                "Slot 0: request A emitted 863.",
+                "Slot 1: request B emitted 418, reaching max_tokens = 3; it is evicted and its callback receives "
+                "[2, 912, 701, 418].",
+            ],
+        ),
+        (
+            "anyscale-cap32",
+            3,
+            [
+                "Requests r72, r73, r74 are admitted into slots 15, 17, 21 from the queue.",
+                "925 requests still wait.",
+                "The model is called with 64 rows.",
+                "64 rows emitted one token each.",
+            ],
+        ),
     ],
 )
 def test_narration_of_one_step(name, step, expected):
