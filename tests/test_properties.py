@@ -11,21 +11,21 @@ from tests.helpers import HashModel, Spec, make_engine, run_specs
 MODES = [("continuous", False), ("continuous", True), ("static", False), ("static", True)]
 token = st.integers(0, 5)  # a small vocabulary, so stop tokens and sequences really match
 stop_lists = st.none() | st.lists(st.lists(token, min_size=1, max_size=3), min_size=1, max_size=3)
-specs = st.builds(
-    Spec,
-    prompt=st.lists(token, max_size=4),
-    max_tokens=st.integers(0, 8),
-    stop_sequences=stop_lists,
-    arrival_step=st.none() | st.integers(0, 12),
-)
-cancellable = st.builds(
-    Spec,
-    prompt=st.lists(token, max_size=4),
-    max_tokens=st.integers(0, 8),
-    stop_sequences=stop_lists,
-    arrival_step=st.none() | st.integers(0, 6),
-    cancel_at=st.none() | st.integers(0, 10),
-)
+
+
+def spec_strategy(last_arrival: int, cancels: bool) -> st.SearchStrategy[Spec]:
+    return st.builds(
+        Spec,
+        prompt=st.lists(token, max_size=4),
+        max_tokens=st.integers(0, 8),
+        stop_sequences=stop_lists,
+        arrival_step=st.none() | st.integers(0, last_arrival),
+        cancel_at=st.none() | st.integers(0, 10) if cancels else st.none(),
+    )
+
+
+specs = spec_strategy(12, cancels=False)
+cancellable = spec_strategy(6, cancels=True)
 workloads = st.lists(specs, min_size=1, max_size=12)
 stop_tokens = st.none() | token
 modes = st.sampled_from(MODES)

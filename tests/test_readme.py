@@ -1,0 +1,24 @@
+"""The README's Python example runs and does what its comments say."""
+
+import pathlib
+import re
+
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_example_runs():
+    code = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
+    namespace: dict = {}
+    exec(code.replace("print(", "(lambda *a: None)("), namespace)
+    assert [len(r) for r in namespace["results"]] == [2, 3, 4, 2]
+    admits = [(e.step, e.slot, e.request_id) for e in namespace["engine"].event_log if e.kind == "admit"]
+    assert admits == [(0, 0, "r0"), (0, 1, "r1"), (1, 0, "r2"), (3, 0, "r3")]
+
+
+def test_readme_quick_start_has_exactly_the_two_commands():
+    quick = README.read_text().split("## Quick start")[1].split("\n## ")[0]
+    blocks = re.findall(r"```bash\n(.*?)```", quick, re.S)
+    assert [b.strip() for b in blocks] == [
+        'python -m pip install -e . && streamlit run app.py',
+        'python -m pip install -e ".[test]" && python -m pytest',
+    ]
