@@ -1,50 +1,94 @@
-"""Continuous Batching Lab (placeholder front end): pick a scenario, read its log and narration.
+"""Continuous Batching Lab: watch continuous batching happen, one step at a time.
 
-The animated slot grid arrives with the app issue; this page already reads only the log.
+Controls live in `ui/controls.py`, the cached runs in `ui/runs.py`, the views in
+`ui/stage.py` and `ui/tabs.py`; this page only wires them together.
 """
 
 import streamlit as st
 
-from engine import EventLog
-from engine.metrics import summary
-from engine.narration import narrate
-from engine.replay import Replay
-from engine.scenario import list_scenarios, resolve_scenario
-from engine.simulate import simulate
+from ui.controls import UPLOAD, playback_ui, scenario_ui, settings_ui
+from ui.runs import UserError, load
+from ui.stage import render_stage
+from ui.tabs import render_comparison, render_log, render_metrics, render_timeline
 
-
-@st.cache_data
-def simulate_jsonl(name: str, batch_size: int, batching: str, padded: bool) -> str:
-    """Run a built-in scenario once per distinct setting; return its event log as JSON Lines."""
-    scenario = resolve_scenario(name).with_engine(batch_size=batch_size, batching=batching, padded=padded)
-    return simulate(scenario).to_jsonl()
-
-
-st.set_page_config(page_title="Continuous Batching Lab", layout="wide")
-st.title("Continuous Batching Lab")
-names = [path.stem for path in list_scenarios()]
-with st.sidebar:
-    name = st.selectbox("Scenario", names, index=names.index("part2-slot-refill"), key="scenario")
-    scenario = resolve_scenario(name)
-    batch_size = st.number_input("Batch size", 1, 256, scenario.engine.batch_size, key="batch_size")
-    batching = st.radio(
-        "Batching",
-        ["continuous", "static"],
-        key="batching",
-        index=["continuous", "static"].index(scenario.engine.batching),
-    )
-    padded = st.toggle("Padded batches", value=scenario.engine.padded, key="padded")
-
-log = EventLog.from_jsonl(simulate_jsonl(name, int(batch_size), batching, padded))
-replay = Replay(log)
-st.subheader(scenario.title)
-st.write(scenario.lesson)
-figures = summary(log)
-st.caption(
-    f"{figures['requests']} requests, {figures['steps']} steps, {len(log)} events, "
-    f"slot utilisation {figures['slot_utilization']:.0%}"
+PRESENTATION_CSS = (
+    "<style>[data-testid='stSidebar'], header {display: none;} .block-container {padding-top: 2.5rem;}</style>"
 )
-step = st.slider("Step", 0, max(len(replay) - 1, 0), 0, key="step")
-for sentence in narrate(replay, step, scenario.vocabulary):
-    st.write(sentence)
-st.dataframe(log.to_dataframe(), width="stretch", height=400)
+
+st.set_page_config(page_title="Continuous Batching Lab", page_icon="🧮", layout="wide")
+st.session_state["full_run"] = True  # tells the playback fragment this run was not its own tick
+
+title, mode = st.columns([4, 1], vertical_alignment="bottom")
+title.title("Continuous Batching Lab")
+presentation = mode.toggle("Presentation", key="presentation", bind="query-params")
+if presentation:
+    st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+
+with st.sidebar:
+    name, upload, scenario = scenario_ui()
+    overrides, _ = settings_ui(
+        scenario, replay_only=name == UPLOAD and upload is not None and upload.name.endswith(".jsonl")
+    )
+if name == UPLOAD and upload is None:
+    st.info(
+        "Choose a scenario TOML or an event-log JSONL in the sidebar (up to 5 MB). Nothing you upload is run "
+        "as code: scenarios are data, and an event log is only replayed."
+    )
+    st.stop()
+try:
+    run = load(name, upload, overrides)
+except UserError as exc:
+    st.error(str(exc))
+    st.stop()
+
+scenario = run.scenario
+if scenario is not None and not presentation:
+    st.subheader(scenario.title)
+    st.write(scenario.lesson)
+last_step = max(len(run.replay) - 1, 0)
+playing, speed = playback_ui(last_step)
+
+
+@st.fragment(run_every=1 / speed if playing else None)
+def stage() -> None:
+    """Redrawn on its own while playing: advance one step a tick, stop at the end."""
+    tick = not st.session_state.pop("full_run", False)
+    if playing and tick and not st.session_state.pop("dragged", False):
+        if st.session_state.get("step", 0) >= last_step:
+            st.session_state.play = False
+            st.rerun()
+        st.session_state.step = st.session_state.get("step", 0) + 1
+    step = (
+        st.slider(
+            "Step",
+            0,
+            last_step,
+            key="step",
+            bind="query-params",
+            on_change=lambda: st.session_state.update(dragged=True),
+        )
+        if last_step
+        else 0
+    )
+    render_stage(run, step, presentation)
+
+
+grid_tab, timeline_tab, metrics_tab, compare_tab, log_tab = st.tabs(
+    ["Grid", "Timeline", "Metrics", "Compare", "Event log"], key="tab", bind="query-params"
+)
+if grid_tab.open:
+    with grid_tab:
+        stage()
+if timeline_tab.open:
+    with timeline_tab:
+        render_timeline(run)
+if metrics_tab.open:
+    with metrics_tab:
+        render_metrics(run)
+if compare_tab.open:
+    with compare_tab:
+        toml_text = None if upload is None else upload.getvalue().decode("utf-8", "replace")
+        render_comparison(run, upload.name if upload else name, toml_text, overrides)
+if log_tab.open:
+    with log_tab:
+        render_log(run)

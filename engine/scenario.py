@@ -21,6 +21,7 @@ from .workload import ARRIVALS, DISTRIBUTIONS, generated_workload
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 MAX_REQUESTS = 100_000
+MAX_LENGTH = 65_536  # longest generated prompt or output length in a workload
 
 
 @dataclass(frozen=True)
@@ -220,7 +221,7 @@ def _workload(t: Table) -> WorkloadConfig:
         and all(type(n) is int for n in length)
         and 0 <= length[0] <= length[1]
     ):
-        raise t.fail("prompt_len", "must be an integer ≥ 0 or a range [min, max]", length)
+        raise t.fail("prompt_len", f"must be an integer 0..{MAX_LENGTH} or a range [min, max]", length)
     output, arrival = t.table("output", required=True), t.table("arrival") or Table(t.source, {}, t.where("arrival"))
     config = WorkloadConfig(
         count=t.int("count", minimum=1, maximum=MAX_REQUESTS),
@@ -245,7 +246,7 @@ def _choice_with_params(t: Table, key: str, choices: dict, default: object = ...
         if param == "rate":
             params[param] = t.number(param, minimum=1e-9)
         else:
-            params[param] = t.int(param, minimum=1)
+            params[param] = t.int(param, minimum=1, maximum=MAX_LENGTH)
     t.check_no_unknown_keys()
     return name, params
 

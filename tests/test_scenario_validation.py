@@ -71,7 +71,7 @@ def requests_toml(*max_tokens) -> str:
         ),
         (
             'title = "t"\n[workload]\ncount = 5\nprompt_len = [4, 2]\n[workload.output]\ndistribution = "fixed"\nvalue = 3\n',
-            "foo.toml: workload.prompt_len: must be an integer ≥ 0 or a range [min, max], got [4, 2]",
+            "foo.toml: workload.prompt_len: must be an integer 0..65536 or a range [min, max], got [4, 2]",
         ),
         (
             'title = "t"\n[model]\nkind = "scripted"\n[workload]\ncount = 5\n[workload.output]\ndistribution = "fixed"\nvalue = 3\n',

@@ -1,0 +1,177 @@
+"""Sidebar and playback controls: `*_ui()` functions that draw widgets and return plain values.
+
+Every widget that defines the view is bound to the URL's query parameters
+(`bind="query-params"`), so a copied link opens the same scenario, settings and step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from engine.scenario import Scenario, list_scenarios, resolve_scenario
+from ui.runs import Overrides, UserError, parse_stop_sequences
+
+UPLOAD = "upload"  # the scenario choice that shows the file uploader
+SPEEDS = [0.5, 1.0, 2.0, 4.0, 8.0]  # steps per second
+SETTING_KEYS = [
+    "batch_size",
+    "stop_token",
+    "stop_sequences",
+    "padded",
+    "batching",
+    "model_seed",
+    "stop_chance",
+    "workload_count",
+    "workload_seed",
+    "step",
+    "play",
+]
+URL = {"bind": "query-params"}
+
+
+@dataclass
+class Choice:
+    name: str
+    upload: object | None  # a Streamlit UploadedFile
+    overrides: Overrides
+    stop_error: str | None  # an inline error about the stop-sequence text
+
+
+def _reset_settings() -> None:
+    """A new scenario starts from its own defaults."""
+    for key in SETTING_KEYS:
+        st.session_state.pop(key, None)
+
+
+def scenario_ui() -> tuple[str, object | None, Scenario | None]:
+    names = [path.stem for path in list_scenarios()]
+    name = st.selectbox(
+        "Scenario",
+        [*names, UPLOAD],
+        key="scenario",
+        on_change=_reset_settings,
+        **URL,
+        index=names.index("part2-slot-refill"),
+        format_func=lambda n: "Upload a scenario (.toml) or an event log (.jsonl)…" if n == UPLOAD else n,
+    )
+    if name != UPLOAD:
+        return name, None, resolve_scenario(name)
+    upload = st.file_uploader(
+        "Scenario TOML or event-log JSONL", type=["toml", "jsonl"], key="upload", on_change=_reset_settings
+    )
+    return name, upload, None
+
+
+def settings_ui(scenario: Scenario | None, replay_only: bool) -> tuple[Overrides, str | None]:
+    """Engine and model/workload knobs, starting from the scenario's own values."""
+    engine = scenario.engine if scenario else None
+    disabled = replay_only
+    batch_size = st.number_input(
+        "Batch size (slots)", 1, 256, engine.batch_size if engine else 4, key="batch_size", disabled=disabled, **URL
+    )
+    stop_token = st.number_input(
+        "Stop token (empty: none)",
+        value=engine.stop_token if engine else 0,
+        step=1,
+        key="stop_token",
+        disabled=disabled,
+        placeholder="none",
+        **URL,
+    )
+    stop_text = st.text_input(
+        "Extra stop sequences for every request",
+        key="stop_sequences",
+        disabled=disabled,
+        placeholder="7 8; 3 3 4",
+        **URL,
+    )
+    padded = st.toggle(
+        "Padded batches (fixed shape + mask)",
+        value=engine.padded if engine else False,
+        key="padded",
+        disabled=disabled,
+        **URL,
+    )
+    batching = st.radio(
+        "Batching",
+        ["continuous", "static"],
+        horizontal=True,
+        key="batching",
+        disabled=disabled,
+        index=["continuous", "static"].index(engine.batching if engine else "continuous"),
+        **URL,
+    )
+    stops, stop_error = (), None
+    try:
+        stops = parse_stop_sequences(stop_text or "")
+    except UserError as exc:
+        stop_error = str(exc)
+        st.error(stop_error)
+    knobs = _knobs_ui(scenario) if scenario and not replay_only else {}
+    overrides = Overrides(
+        batch_size=int(batch_size),
+        stop_token=None if stop_token is None else int(stop_token),
+        clear_stop_token=stop_token is None,
+        batching=batching,
+        padded=padded,
+        stop_sequences=stops,
+        **knobs,
+    )
+    return overrides, stop_error
+
+
+def _knobs_ui(scenario: Scenario) -> dict:
+    knobs = {}
+    if scenario.model.kind == "simulated":
+        st.caption("Model: SimulatedLLM")
+        knobs["model_seed"] = int(st.number_input("Model seed", 0, 10**6, scenario.model.seed, key="model_seed", **URL))
+        knobs["stop_chance"] = st.slider(
+            "Chance of the stop token per token", 0.0, 1.0, scenario.model.stop_chance, 0.01, key="stop_chance", **URL
+        )
+    if scenario.workload is not None:
+        st.caption("Generated workload")
+        knobs["workload_count"] = int(
+            st.number_input("Requests", 1, 5_000, min(scenario.workload.count, 5_000), key="workload_count", **URL)
+        )
+        knobs["workload_seed"] = int(
+            st.number_input("Workload seed", 0, 10**6, scenario.workload.seed, key="workload_seed", **URL)
+        )
+    return knobs
+
+
+def _move(delta: int, last: int) -> None:
+    st.session_state.step = min(max(st.session_state.get("step", 0) + delta, 0), last)
+    st.session_state.play = False
+
+
+def _toggle_play() -> None:
+    st.session_state.play = not st.session_state.get("play", False)
+
+
+def playback_ui(last_step: int) -> tuple[bool, float]:
+    """prev / next / play / speed; returns (playing, steps per second)."""
+    if st.session_state.get("step", 0) > last_step:
+        st.session_state.step = last_step
+    prev, nxt, play, key, speed = st.columns([1, 1, 0.8, 1, 2], vertical_alignment="center")
+    prev.button("◀ Prev", key="prev", on_click=_move, args=(-1, last_step), shortcut="Left", width="stretch")
+    nxt.button("Next ▶", key="next", on_click=_move, args=(1, last_step), shortcut="Right", width="stretch")
+    playing = play.toggle("Play", key="play")
+    key.button(
+        "Play/pause",
+        key="play_pause",
+        on_click=_toggle_play,
+        shortcut="Space",
+        type="tertiary",
+        help="Play or pause (space bar)",
+    )
+    rate = speed.select_slider(
+        "Speed (steps/s)",
+        SPEEDS,
+        value=2.0,
+        key="speed",
+        label_visibility="collapsed",
+        format_func=lambda v: f"{v:g} steps/s",
+    )
+    return playing, float(rate)

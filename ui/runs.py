@@ -1,0 +1,157 @@
+"""Cached runs: a scenario (built-in or uploaded) with the user's overrides, or an uploaded log.
+
+Everything heavy sits behind `st.cache_resource` keyed on plain arguments, so moving the
+step slider or playing never re-runs the engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+from functools import cached_property
+
+import streamlit as st
+
+from engine import EventLog
+from engine.compare import compare
+from engine.metrics import CostModel, request_metrics, step_metrics, summary
+from engine.replay import Replay
+from engine.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
+from engine.simulate import simulate
+from ui.grid import GridData, grid_data
+
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # uploads above this are refused with a message
+
+
+class UserError(Exception):
+    """A problem the user caused (bad text, bad upload); shown with st.error, never a traceback."""
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """The user's changes to a scenario, as plain hashable values."""
+
+    batch_size: int | None = None
+    stop_token: int | None = None
+    clear_stop_token: bool = False
+    batching: str | None = None
+    padded: bool | None = None
+    stop_sequences: tuple[tuple[int, ...], ...] = ()  # added to every request
+    model_seed: int | None = None
+    stop_chance: float | None = None
+    workload_count: int | None = None
+    workload_seed: int | None = None
+
+
+@dataclass
+class Run:
+    """One simulated (or loaded) run and everything the views draw from it."""
+
+    log: EventLog
+    replay: Replay
+    grid: GridData
+    steps: object  # pandas DataFrame, step_metrics
+    requests: object  # pandas DataFrame, request_metrics
+    scenario: Scenario | None  # None for an uploaded event log
+
+    @cached_property
+    def events(self):
+        """The event log as a DataFrame (built once, on first use)."""
+        return self.log.to_dataframe()
+
+    @cached_property
+    def summary(self) -> dict:
+        return summary(self.log)
+
+
+def parse_stop_sequences(text: str) -> tuple[tuple[int, ...], ...]:
+    """`"7 8; 3 3 4"` -> ((7, 8), (3, 3, 4)). Raises UserError with what is wrong."""
+    sequences = []
+    for i, part in enumerate(text.split(";")):
+        if not part.strip():
+            continue
+        try:
+            sequences.append(tuple(int(token) for token in part.replace(",", " ").split()))
+        except ValueError:
+            raise UserError(
+                f"Stop sequence {i + 1} ({part.strip()!r}) is not a list of integer token ids: "
+                "write token ids separated by spaces, and sequences separated by ';', e.g. 7 8; 3 3 4"
+            ) from None
+    return tuple(sequences)
+
+
+def apply_overrides(scenario: Scenario, o: Overrides) -> Scenario:
+    engine = {
+        k: v for k, v in (("batch_size", o.batch_size), ("batching", o.batching), ("padded", o.padded)) if v is not None
+    }
+    if o.clear_stop_token or o.stop_token is not None:
+        engine["stop_token"] = None if o.clear_stop_token else o.stop_token
+    scenario = scenario.with_engine(**engine)
+    model = {k: v for k, v in (("seed", o.model_seed), ("stop_chance", o.stop_chance)) if v is not None}
+    if model:
+        scenario = dataclasses.replace(scenario, model=dataclasses.replace(scenario.model, **model))
+    if scenario.workload is not None:
+        workload = {k: v for k, v in (("count", o.workload_count), ("seed", o.workload_seed)) if v is not None}
+        if workload:
+            scenario = dataclasses.replace(scenario, workload=dataclasses.replace(scenario.workload, **workload))
+    if o.stop_sequences:
+        extra = [list(s) for s in o.stop_sequences]
+        requests = tuple(
+            dataclasses.replace(r, stop_sequences=(r.stop_sequences or []) + extra) for r in scenario.requests
+        )
+        scenario = dataclasses.replace(scenario, explicit_requests=requests, workload=None)
+    return scenario
+
+
+def _run(log: EventLog, scenario: Scenario | None) -> Run:
+    replay = Replay(log)
+    steps = step_metrics(log)
+    vocabulary = scenario.vocabulary if scenario else {}
+    return Run(log, replay, grid_data(replay, vocabulary), steps, request_metrics(log, steps=steps), scenario)
+
+
+@st.cache_resource(max_entries=24, show_spinner="Running the engine…")
+def scenario_run(name: str, toml_text: str | None, overrides: Overrides) -> Run:
+    """A built-in scenario (`toml_text` None) or an uploaded one, with overrides, run once."""
+    scenario = resolve_scenario(name) if toml_text is None else parse_scenario(toml_text, name)
+    scenario = apply_overrides(scenario, overrides)
+    return _run(simulate(scenario), scenario)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the event log…")
+def log_run(jsonl_text: str, digest: str) -> Run:
+    """An uploaded event log, replayed without the engine. `digest` only names the entry."""
+    return _run(EventLog.from_jsonl(jsonl_text), None)
+
+
+@st.cache_data(max_entries=16, show_spinner="Running all four configurations…")
+def comparison(name: str, toml_text: str | None, overrides: Overrides) -> dict[str, dict]:
+    scenario = resolve_scenario(name) if toml_text is None else parse_scenario(toml_text, name)
+    return compare(apply_overrides(scenario, overrides), CostModel())
+
+
+def uploaded_text(upload) -> tuple[str, str]:
+    """The text and a digest of an uploaded file; UserError if too big or not UTF-8."""
+    data = upload.getvalue()
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise UserError(
+            f"{upload.name}: the file is {len(data) / 1e6:.1f} MB; the limit is {MAX_UPLOAD_BYTES / 1e6:.0f} MB"
+        )
+    try:
+        return data.decode("utf-8"), hashlib.sha256(data).hexdigest()
+    except UnicodeDecodeError:
+        raise UserError(f"{upload.name}: not a UTF-8 text file") from None
+
+
+def load(name: str, upload, overrides: Overrides) -> Run:
+    """The run to show; every failure the user can cause becomes a UserError."""
+    try:
+        if upload is None:
+            return scenario_run(name, None, overrides)
+        text, digest = uploaded_text(upload)
+        if upload.name.endswith(".jsonl"):
+            return log_run(text, digest)
+        return scenario_run(upload.name, text, overrides)
+    except (ScenarioError, ValueError, TypeError) as exc:
+        raise UserError(str(exc)) from None
