@@ -30,7 +30,10 @@ def test_scenario_run_with_narration_and_csv(tmp_path):
     assert "  Request C is admitted into slot 0 from the queue." in result.stdout
     rows = list(csv.DictReader(table.open()))
     assert [(r["request_id"], r["output_tokens"], r["finish_reason"]) for r in rows] == [
-        ("A", "1", "max_tokens"), ("B", "3", "max_tokens"), ("C", "2", "max_tokens"), ("D", "1", "max_tokens")
+        ("A", "1", "max_tokens"),
+        ("B", "3", "max_tokens"),
+        ("C", "2", "max_tokens"),
+        ("D", "1", "max_tokens"),
     ]
 
 
@@ -49,8 +52,16 @@ def test_compare_json_has_the_four_configurations_and_the_required_figures():
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout)
     assert list(figures) == ["continuous-ragged", "continuous-padded", "static-ragged", "static-padded"]
-    required = {"throughput_tokens_per_s", "slot_utilization", "padding_waste", "ttft_p50_s", "ttft_p99_s",
-                "tpot_p50_s", "e2e_p50_s", "steps"}
+    required = {
+        "throughput_tokens_per_s",
+        "slot_utilization",
+        "padding_waste",
+        "ttft_p50_s",
+        "ttft_p99_s",
+        "tpot_p50_s",
+        "e2e_p50_s",
+        "steps",
+    }
     assert all(required <= set(config) for config in figures.values())
     assert figures["continuous-ragged"]["steps"] == 9 and figures["static-ragged"]["steps"] == 14
     assert figures["continuous-padded"]["padding_waste"] > 0 == figures["continuous-ragged"]["padding_waste"]

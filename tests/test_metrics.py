@@ -49,12 +49,24 @@ def test_request_metrics_of_part2():
 
 def test_summary_of_part2():
     figures = summary(part2_log(), COST)
-    assert figures == pytest.approx({
-        "requests": 4, "steps": 4, "model_calls": 4, "generated_tokens": 7, "total_time_s": 8.5,
-        "throughput_tokens_per_s": 7 / 8.5, "slot_utilization": 0.875, "padding_waste": 0.0,
-        "queue_wait_p50_s": 1.25, "ttft_p50_s": 3.625, "ttft_p99_s": 4.75 + 0.97 * 3.75,
-        "tpot_p50_s": 2.0625, "e2e_p50_s": 6.75, "e2e_p99_s": 6.75 + 0.97 * 1.75,
-    })
+    assert figures == pytest.approx(
+        {
+            "requests": 4,
+            "steps": 4,
+            "model_calls": 4,
+            "generated_tokens": 7,
+            "total_time_s": 8.5,
+            "throughput_tokens_per_s": 7 / 8.5,
+            "slot_utilization": 0.875,
+            "padding_waste": 0.0,
+            "queue_wait_p50_s": 1.25,
+            "ttft_p50_s": 3.625,
+            "ttft_p99_s": 4.75 + 0.97 * 3.75,
+            "tpot_p50_s": 2.0625,
+            "e2e_p50_s": 6.75,
+            "e2e_p99_s": 6.75 + 0.97 * 1.75,
+        }
+    )
 
 
 def test_padded_rows_cost_like_real_rows():

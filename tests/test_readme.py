@@ -19,6 +19,6 @@ def test_readme_quick_start_has_exactly_the_two_commands():
     quick = README.read_text().split("## Quick start")[1].split("\n## ")[0]
     blocks = re.findall(r"```bash\n(.*?)```", quick, re.S)
     assert [b.strip() for b in blocks] == [
-        'python -m pip install -e . && streamlit run app.py',
+        "python -m pip install -e . && streamlit run app.py",
         'python -m pip install -e ".[test]" && python -m pytest',
     ]

@@ -34,10 +34,16 @@ def test_same_seed_same_workload():
 
 token = st.integers(0, 5)
 specs = st.lists(
-    st.builds(Spec, prompt=st.lists(token, max_size=3), max_tokens=st.integers(0, 6),
-              stop_sequences=st.none() | st.lists(st.lists(token, min_size=1, max_size=2), min_size=1, max_size=2),
-              arrival_step=st.none() | st.integers(0, 8), cancel_at=st.none() | st.integers(0, 8)),
-    min_size=1, max_size=10,
+    st.builds(
+        Spec,
+        prompt=st.lists(token, max_size=3),
+        max_tokens=st.integers(0, 6),
+        stop_sequences=st.none() | st.lists(st.lists(token, min_size=1, max_size=2), min_size=1, max_size=2),
+        arrival_step=st.none() | st.integers(0, 8),
+        cancel_at=st.none() | st.integers(0, 8),
+    ),
+    min_size=1,
+    max_size=10,
 )
 
 

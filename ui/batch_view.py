@@ -35,7 +35,8 @@ class BatchView:
             return "No model call at this step."
         if not self.padded:
             lengths = ", ".join(str(len(p)) for _, p, _ in self.rows)
-            return f"Ragged batch: {len(self.rows)} rows of lengths {lengths}; nothing is padded."
+            rows = "1 row of length" if len(self.rows) == 1 else f"{len(self.rows)} rows of lengths"
+            return f"Ragged batch: {rows} {lengths}; nothing is padded."
         total = len(self.rows) * self.width
         fraction = self.padding_cells / total if total else 0.0
         return (
