@@ -1,0 +1,109 @@
+"""The app in a real headless Chromium: it renders, Next and Play advance it, errors show, no tracebacks.
+
+Skipped with a reason when Debian's Chromium is missing outside CI; in CI (CI=true) a
+missing browser is a failure, since `.ci/run` installs it. Screenshots go to
+test-artifacts/ — look at them.
+"""
+
+import os
+import time
+
+import pytest
+
+from tests.browser_support import ARTIFACTS, CHROMIUM, VIEWPORT, launch, open_app, step_value, streamlit_server, \
+    wait_for_step
+
+if not os.path.exists(CHROMIUM):
+    if os.environ.get("CI"):
+        pytest.fail(f"no browser at {CHROMIUM}: .ci/run must install Debian's chromium", pytrace=False)
+    pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def url():
+    with streamlit_server() as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page(viewport=VIEWPORT)
+    yield page
+    page.close()
+
+
+def no_exception(page) -> None:
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def test_grid_renders_and_next_advances_it(page, url):
+    open_app(page, url)
+    assert step_value(page) == 0
+    assert page.locator(".js-plotly-plot").first.is_visible()
+    screenshot(page, "part2-step0")
+    page.get_by_role("button", name="Next").click()
+    wait_for_step(page, 1)
+    page.get_by_text("Request C is admitted into slot 0 from the queue.").wait_for(timeout=15_000)
+    assert "step=1" in page.url
+    no_exception(page)
+    screenshot(page, "part2-step1")
+
+
+def test_keyboard_shortcuts_and_play_stop_at_the_end(page, url):
+    open_app(page, url)
+    page.keyboard.press("ArrowRight")
+    wait_for_step(page, 1)
+    page.keyboard.press("ArrowLeft")
+    wait_for_step(page, 0)
+    page.locator("[data-testid='stCheckbox']").filter(has_text="Play").click()
+    wait_for_step(page, 3, timeout=20)  # 2 steps a second: the last step within seconds
+    time.sleep(1.5)
+    assert step_value(page) == 3  # and it stays there: playback stopped at the end
+    no_exception(page)
+    screenshot(page, "part2-played-to-the-end")
+
+
+@pytest.mark.parametrize(
+    ("name", "query"),
+    [
+        ("stop-sequences-presentation", "?scenario=stop-sequences&step=3&presentation=true"),
+        ("padded-batch", "?scenario=padded-vs-ragged&step=3"),
+        ("anyscale-64-slots", "?scenario=anyscale-cap128&step=150"),
+        ("compare-tab", "?scenario=long-request-among-short&tab=Compare"),
+    ],
+)
+def test_views_render_without_exception(page, url, name, query):
+    open_app(page, url, query) if "tab=" not in query else page.goto(f"{url}/{query}")
+    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    time.sleep(1.0)
+    no_exception(page)
+    screenshot(page, name)
+
+
+def test_a_bad_upload_shows_an_error_not_a_traceback(page, url, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = -2\n')
+    open_app(page, url)
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_text("Upload a scenario (.toml) or an event log (.jsonl)…").click()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(bad))
+    error = page.locator("[data-testid='stAlertContentError']")
+    error.wait_for(timeout=30_000)
+    assert "bad.toml: requests[0].max_tokens: must be an integer ≥ 0, got -2" in error.inner_text()
+    no_exception(page)
+    screenshot(page, "bad-upload")

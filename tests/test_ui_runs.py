@@ -1,0 +1,89 @@
+"""The app's data layer without a browser: uploads, stop-sequence text, the grid and batch arrays."""
+
+import pytest
+
+from engine.scenario import SCENARIO_DIR, resolve_scenario
+from engine.simulate import simulate
+from ui.batch_view import batch_view
+from ui.runs import MAX_UPLOAD_BYTES, Overrides, UserError, apply_overrides, load, parse_stop_sequences
+
+
+class Upload:
+    """Stands in for Streamlit's UploadedFile."""
+
+    def __init__(self, name: str, data: bytes):
+        self.name, self.data = name, data
+
+    def getvalue(self) -> bytes:
+        return self.data
+
+
+def test_stop_sequence_text_parses_and_reports_the_bad_part():
+    assert parse_stop_sequences("7 8; 3 3 4") == ((7, 8), (3, 3, 4))
+    assert parse_stop_sequences(" 1,2 ;; ") == ((1, 2),)
+    assert parse_stop_sequences("") == ()
+    with pytest.raises(UserError, match=r"^Stop sequence 1 \('seven'\) is not a list of integer token ids"):
+        parse_stop_sequences("seven")
+
+
+@pytest.mark.parametrize(
+    ("upload", "message"),
+    [
+        (Upload("big.toml", b"#" * (MAX_UPLOAD_BYTES + 1)), "big.toml: the file is 5.2 MB; the limit is 5 MB"),
+        (Upload("bin.jsonl", b"\xff\xfe\x00"), "bin.jsonl: not a UTF-8 text file"),
+        (
+            Upload("bad.toml", b'title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = -2\n'),
+            "bad.toml: requests[0].max_tokens: must be an integer ≥ 0, got -2",
+        ),
+        (
+            Upload("bad.jsonl", b'{"format": "something else"}\n'),
+            "line 1: not an event log (expected a header with format 'continuous-batching-lab/event-log')",
+        ),
+        (Upload("code.toml", b"import os\nos.system('echo pwned')\n"), "code.toml: not valid TOML"),
+    ],
+)
+def test_bad_uploads_become_user_errors(upload, message):
+    with pytest.raises(UserError) as caught:
+        load("upload", upload, Overrides())
+    assert str(caught.value).startswith(message)
+
+
+def test_an_uploaded_log_replays_without_the_engine():
+    log = simulate(resolve_scenario("cancellation"))
+    run = load("upload", Upload("run.jsonl", log.to_jsonl().encode()), Overrides())
+    assert run.scenario is None and run.log == log
+    assert run.grid.code.shape == (2, log.num_steps)
+
+
+def test_an_uploaded_scenario_runs_with_overrides():
+    text = (SCENARIO_DIR / "part2-slot-refill.toml").read_text()
+    run = load("upload", Upload("mine.toml", text.encode()), Overrides(batch_size=1))
+    assert run.log.settings.batch_size == 1 and len(run.replay) == 7
+
+
+def test_overrides_add_stop_sequences_to_every_request_and_clear_the_stop_token():
+    scenario = apply_overrides(
+        resolve_scenario("poisson-arrivals"),
+        Overrides(stop_sequences=((7, 8),), clear_stop_token=True, workload_count=5),
+    )
+    assert scenario.engine.stop_token is None
+    assert len(scenario.requests) == 5 and all(r.stop_sequences == [[7, 8]] for r in scenario.requests)
+
+
+def test_grid_codes_mark_padded_rows_and_the_batch_view_counts_padding():
+    run = load("padded-vs-ragged", None, Overrides())
+    assert run.grid.code[:, 3].tolist() == [1, run.grid.code[1, 3], 1, 1]
+    assert run.grid.label[1, 3] == "24"
+    view = batch_view(run.replay, 3)
+    assert (
+        view.caption()
+        == "Padded batch: a 4 × 4 matrix; 12 of its 16 positions (75%) are padding, masked out of attention."
+    )
+    assert [label for label, _, _ in view.rows] == [
+        "slot 0 · mask 0",
+        "slot 1 · mask 1 · B",
+        "slot 2 · mask 0",
+        "slot 3 · mask 0",
+    ]
+    ragged = batch_view(load("padded-vs-ragged", None, Overrides(padded=False)).replay, 3)
+    assert ragged.caption() == "Ragged batch: 1 row of length 4; nothing is padded."
