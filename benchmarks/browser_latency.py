@@ -44,8 +44,9 @@ def main() -> None:
         page = browser.new_page(viewport=VIEWPORT)
         open_app(page, url, "?scenario=poisson-arrivals&batch_size=64&step=300")
         time.sleep(2)
-        step_changes = [timed_change(page, lambda: page.get_by_role("button", name="Prev").click())
-                        for _ in range(args.repeats)]
+        step_changes = [
+            timed_change(page, lambda: page.get_by_role("button", name="Prev").click()) for _ in range(args.repeats)
+        ]
         size_input = page.locator("input[aria-label='Batch size (slots)']")
         size_changes = []
         for i in range(args.repeats):

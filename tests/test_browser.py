@@ -10,8 +10,16 @@ import time
 
 import pytest
 
-from tests.browser_support import ARTIFACTS, CHROMIUM, VIEWPORT, launch, open_app, step_value, streamlit_server, \
-    wait_for_step
+from tests.browser_support import (
+    ARTIFACTS,
+    CHROMIUM,
+    VIEWPORT,
+    launch,
+    open_app,
+    step_value,
+    streamlit_server,
+    wait_for_step,
+)
 
 if not os.path.exists(CHROMIUM):
     if os.environ.get("CI"):
