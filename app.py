@@ -6,7 +6,7 @@ Controls live in `ui/controls.py`, the cached runs in `ui/runs.py`, the views in
 
 import streamlit as st
 
-from ui.controls import UPLOAD, playback_ui, scenario_ui, settings_ui
+from ui.controls import UPLOAD, playback_ui, scenario_ui, settings_ui, step_to_url
 from ui.runs import UserError, load
 from ui.stage import render_stage
 from ui.tabs import render_comparison, render_log, render_metrics, render_timeline
@@ -58,18 +58,10 @@ def stage() -> None:
             st.session_state.play = False
             st.rerun()
         st.session_state.step = st.session_state.get("step", 0) + 1
-    step = (
-        st.slider(
-            "Step",
-            0,
-            last_step,
-            key="step",
-            bind="query-params",
-            on_change=lambda: st.session_state.update(dragged=True),
-        )
-        if last_step
-        else 0
-    )
+    step = 0
+    if last_step:
+        step = st.slider("Step", 0, last_step, key="step", on_change=lambda: st.session_state.update(dragged=True))
+    step_to_url(step)
     render_stage(run, step, presentation)
 
 

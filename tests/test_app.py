@@ -147,3 +147,11 @@ def test_choosing_upload_without_a_file_explains_what_to_do():
     app.selectbox(key="scenario").set_value("upload").run()
     assert not app.exception
     assert "Choose a scenario TOML or an event-log JSONL" in app.info[0].value
+
+
+def test_choosing_another_scenario_starts_from_its_own_settings_at_step_0():
+    app = start(scenario="part2-slot-refill", batch_size=3, step=2)
+    assert app.session_state["step"] == 2 and app.session_state["batch_size"] == 3
+    app.selectbox(key="scenario").set_value("stop-sequences").run()
+    assert app.session_state["step"] == 0 and app.session_state["batch_size"] == 4
+    assert "step" not in app.query_params and app.query_params["batch_size"] == "4"

@@ -15,6 +15,7 @@ from ui.runs import Overrides, UserError, parse_stop_sequences
 
 UPLOAD = "upload"  # the scenario choice that shows the file uploader
 SPEEDS = [0.5, 1.0, 2.0, 4.0, 8.0]  # steps per second
+MAX_WORKLOAD = 5_000  # requests a generated workload may have in the app
 SETTING_KEYS = [
     "batch_size",
     "stop_token",
@@ -39,46 +40,61 @@ class Choice:
     stop_error: str | None  # an inline error about the stop-sequence text
 
 
+def scenario_defaults(scenario: Scenario | None) -> dict:
+    """The settings a scenario starts from (widgets read them from session state)."""
+    defaults = {"stop_sequences": ""}
+    if scenario is None:
+        return {**defaults, "batch_size": 4, "stop_token": 0, "padded": False, "batching": "continuous"}
+    engine, model = scenario.engine, scenario.model
+    defaults |= {
+        "batch_size": engine.batch_size,
+        "stop_token": engine.stop_token,
+        "padded": engine.padded,
+        "batching": engine.batching,
+        "model_seed": model.seed,
+        "stop_chance": model.stop_chance,
+    }
+    if scenario.workload is not None:
+        defaults |= {
+            "workload_count": min(scenario.workload.count, MAX_WORKLOAD),
+            "workload_seed": scenario.workload.seed,
+        }
+    return defaults
+
+
 def _reset_settings() -> None:
-    """A new scenario starts from its own defaults."""
-    for key in SETTING_KEYS:
-        st.session_state.pop(key, None)
+    """A newly chosen scenario starts from its own settings (this also rewrites the URL)."""
+    name = st.session_state.get("scenario")
+    for key, value in scenario_defaults(None if name == UPLOAD else resolve_scenario(name)).items():
+        st.session_state[key] = value
+    st.session_state.step, st.session_state.play = 0, False
 
 
 def scenario_ui() -> tuple[str, object | None, Scenario | None]:
     names = [path.stem for path in list_scenarios()]
+    st.session_state.setdefault("scenario", "part2-slot-refill")
     name = st.selectbox(
         "Scenario",
         [*names, UPLOAD],
         key="scenario",
         on_change=_reset_settings,
         **URL,
-        index=names.index("part2-slot-refill"),
-        format_func=lambda n: "Upload a scenario (.toml) or an event log (.jsonl)…" if n == UPLOAD else n,
+        format_func=lambda n: "Upload a file (.toml or .jsonl)…" if n == UPLOAD else n,
     )
     if name != UPLOAD:
         return name, None, resolve_scenario(name)
-    upload = st.file_uploader(
-        "Scenario TOML or event-log JSONL", type=["toml", "jsonl"], key="upload", on_change=_reset_settings
-    )
+    upload = st.file_uploader("Scenario TOML or event-log JSONL", type=["toml", "jsonl"], key="upload")
     return name, upload, None
 
 
 def settings_ui(scenario: Scenario | None, replay_only: bool) -> tuple[Overrides, str | None]:
     """Engine and model/workload knobs, starting from the scenario's own values."""
-    engine = scenario.engine if scenario else None
+    for key, value in scenario_defaults(scenario).items():
+        st.session_state.setdefault(key, value)
     disabled = replay_only
-    batch_size = st.number_input(
-        "Batch size (slots)", 1, 256, engine.batch_size if engine else 4, key="batch_size", disabled=disabled, **URL
-    )
+    batch_size = st.number_input("Batch size (slots)", 1, 256, key="batch_size", disabled=disabled, **URL)
     stop_token = st.number_input(
-        "Stop token (empty: none)",
-        value=engine.stop_token if engine else 0,
-        step=1,
-        key="stop_token",
-        disabled=disabled,
-        placeholder="none",
-        **URL,
+        "Stop token (empty: none)", step=1, key="stop_token", disabled=disabled, placeholder="none", **URL
     )
     stop_text = st.text_input(
         "Extra stop sequences for every request",
@@ -87,22 +103,8 @@ def settings_ui(scenario: Scenario | None, replay_only: bool) -> tuple[Overrides
         placeholder="7 8; 3 3 4",
         **URL,
     )
-    padded = st.toggle(
-        "Padded batches (fixed shape + mask)",
-        value=engine.padded if engine else False,
-        key="padded",
-        disabled=disabled,
-        **URL,
-    )
-    batching = st.radio(
-        "Batching",
-        ["continuous", "static"],
-        horizontal=True,
-        key="batching",
-        disabled=disabled,
-        index=["continuous", "static"].index(engine.batching if engine else "continuous"),
-        **URL,
-    )
+    padded = st.toggle("Padded batches (fixed shape + mask)", key="padded", disabled=disabled, **URL)
+    batching = st.radio("Batching", ["continuous", "static"], horizontal=True, key="batching", disabled=disabled, **URL)
     stops, stop_error = (), None
     try:
         stops = parse_stop_sequences(stop_text or "")
@@ -126,19 +128,22 @@ def _knobs_ui(scenario: Scenario) -> dict:
     knobs = {}
     if scenario.model.kind == "simulated":
         st.caption("Model: SimulatedLLM")
-        knobs["model_seed"] = int(st.number_input("Model seed", 0, 10**6, scenario.model.seed, key="model_seed", **URL))
+        knobs["model_seed"] = int(st.number_input("Model seed", 0, 10**6, key="model_seed", **URL))
         knobs["stop_chance"] = st.slider(
-            "Chance of the stop token per token", 0.0, 1.0, scenario.model.stop_chance, 0.01, key="stop_chance", **URL
+            "Chance of the stop token per token", 0.0, 1.0, step=0.01, key="stop_chance", **URL
         )
     if scenario.workload is not None:
         st.caption("Generated workload")
-        knobs["workload_count"] = int(
-            st.number_input("Requests", 1, 5_000, min(scenario.workload.count, 5_000), key="workload_count", **URL)
-        )
-        knobs["workload_seed"] = int(
-            st.number_input("Workload seed", 0, 10**6, scenario.workload.seed, key="workload_seed", **URL)
-        )
+        knobs["workload_count"] = int(st.number_input("Requests", 1, MAX_WORKLOAD, key="workload_count", **URL))
+        knobs["workload_seed"] = int(st.number_input("Workload seed", 0, 10**6, key="workload_seed", **URL))
     return knobs
+
+
+def step_to_url(step: int) -> None:
+    if step:
+        st.query_params["step"] = str(step)
+    else:
+        st.query_params.pop("step", None)
 
 
 def _move(delta: int, last: int) -> None:
@@ -151,9 +156,16 @@ def _toggle_play() -> None:
 
 
 def playback_ui(last_step: int) -> tuple[bool, float]:
-    """prev / next / play / speed; returns (playing, steps per second)."""
-    if st.session_state.get("step", 0) > last_step:
-        st.session_state.step = last_step
+    """prev / next / play / speed; returns (playing, steps per second).
+
+    NOTE: `step` is synced with the URL by hand (`step_to_url`), not with bind: its
+    slider's maximum changes with the run, and a bound widget whose parameters change
+    is re-initialised from the URL, which would undo a reset to step 0.
+    """
+    if "step" not in st.session_state:
+        raw = st.query_params.get("step", "0")
+        st.session_state.step = int(raw) if raw.isdigit() else 0
+    st.session_state.step = min(st.session_state.step, last_step)
     prev, nxt, play, key, speed = st.columns([1, 1, 0.8, 1, 2], vertical_alignment="center")
     prev.button("◀ Prev", key="prev", on_click=_move, args=(-1, last_step), shortcut="Left", width="stretch")
     nxt.button("Next ▶", key="next", on_click=_move, args=(1, last_step), shortcut="Right", width="stretch")
