@@ -108,7 +108,7 @@ def test_a_bad_upload_shows_an_error_not_a_traceback(page, url, tmp_path):
     bad.write_text('title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = -2\n')
     open_app(page, url)
     page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_text("Upload a scenario (.toml) or an event log (.jsonl)…").click()
+    page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(bad))
     error = page.locator("[data-testid='stAlertContentError']")
     error.wait_for(timeout=30_000)
