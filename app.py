@@ -7,7 +7,7 @@ Controls live in `ui/controls.py`, the cached runs in `ui/runs.py`, the views in
 import streamlit as st
 
 from ui.controls import UPLOAD, playback_ui, scenario_ui, settings_ui, step_to_url
-from ui.runs import UserError, load
+from ui.runs import Overrides, UserError, load
 from ui.stage import render_stage
 from ui.tabs import render_comparison, render_log, render_metrics, render_timeline
 
@@ -24,11 +24,11 @@ presentation = mode.toggle("Presentation", key="presentation", bind="query-param
 if presentation:
     st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
 
+replaying = False  # an uploaded event log: nothing to set, it is replayed as recorded
 with st.sidebar:
     name, upload, scenario = scenario_ui()
-    overrides, _ = settings_ui(
-        scenario, replay_only=name == UPLOAD and upload is not None and upload.name.endswith(".jsonl")
-    )
+    replaying = upload is not None and upload.name.endswith(".jsonl")
+    overrides = Overrides() if replaying else settings_ui(scenario)
 if name == UPLOAD and upload is None:
     st.info(
         "Choose a scenario TOML or an event-log JSONL in the sidebar (up to 5 MB). Nothing you upload is run "
@@ -40,6 +40,12 @@ try:
 except UserError as exc:
     st.error(str(exc))
     st.stop()
+if replaying:
+    settings = run.log.settings
+    st.sidebar.info(
+        f"Replaying {upload.name} as recorded: batch_size {settings.batch_size}, {settings.batching}, "
+        f"{'padded' if settings.padded else 'ragged'}, stop token {settings.stop_token}."
+    )
 
 scenario = run.scenario
 if scenario is not None and not presentation:

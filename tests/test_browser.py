@@ -115,3 +115,33 @@ def test_a_bad_upload_shows_an_error_not_a_traceback(page, url, tmp_path):
     assert "bad.toml: requests[0].max_tokens: must be an integer ≥ 0, got -2" in error.inner_text()
     no_exception(page)
     screenshot(page, "bad-upload")
+
+
+def test_an_uploaded_event_log_replays_without_the_engine(page, url, tmp_path):
+    from engine.scenario import resolve_scenario
+    from engine.simulate import simulate
+
+    log = tmp_path / "run.jsonl"
+    log.write_text(simulate(resolve_scenario("cancellation")).to_jsonl())
+    open_app(page, url)
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(log))
+    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    page.get_by_role("button", name="Next").click()
+    page.get_by_text("Request B is cancelled before it was admitted; its callback receives [2].").wait_for(
+        timeout=15_000
+    )
+    page.get_by_text("Replaying run.jsonl as recorded: batch_size 2, continuous, ragged, stop token 0.").wait_for()
+    no_exception(page)
+    screenshot(page, "uploaded-log-replay")
+
+
+def test_choosing_another_scenario_resets_the_step(page, url):
+    open_app(page, url, "?step=2")
+    assert step_value(page) == 2
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name="stop-sequences").click()
+    page.get_by_text("Multi-token stop sequences, across steps and overlapping").wait_for(timeout=15_000)
+    wait_for_step(page, 0)
+    assert "step=" not in page.url

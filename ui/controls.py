@@ -6,8 +6,6 @@ Every widget that defines the view is bound to the URL's query parameters
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import streamlit as st
 
 from engine.scenario import Scenario, list_scenarios, resolve_scenario
@@ -30,14 +28,6 @@ SETTING_KEYS = [
     "play",
 ]
 URL = {"bind": "query-params"}
-
-
-@dataclass
-class Choice:
-    name: str
-    upload: object | None  # a Streamlit UploadedFile
-    overrides: Overrides
-    stop_error: str | None  # an inline error about the stop-sequence text
 
 
 def scenario_defaults(scenario: Scenario | None) -> dict:
@@ -87,31 +77,29 @@ def scenario_ui() -> tuple[str, object | None, Scenario | None]:
     return name, upload, None
 
 
-def settings_ui(scenario: Scenario | None, replay_only: bool) -> tuple[Overrides, str | None]:
-    """Engine and model/workload knobs, starting from the scenario's own values."""
+def settings_ui(scenario: Scenario | None) -> Overrides:
+    """Engine and model/workload knobs, starting from the scenario's own values.
+
+    Malformed stop-sequence text shows an inline error and adds no stop sequences.
+    """
     for key, value in scenario_defaults(scenario).items():
         st.session_state.setdefault(key, value)
-    disabled = replay_only
-    batch_size = st.number_input("Batch size (slots)", 1, 256, key="batch_size", disabled=disabled, **URL)
-    stop_token = st.number_input(
-        "Stop token (empty: none)", step=1, key="stop_token", disabled=disabled, placeholder="none", **URL
-    )
+    batch_size = st.number_input("Batch size (slots)", 1, 256, key="batch_size", **URL)
+    stop_token = st.number_input("Stop token (empty: none)", step=1, key="stop_token", placeholder="none", **URL)
     stop_text = st.text_input(
         "Extra stop sequences for every request",
         key="stop_sequences",
-        disabled=disabled,
         placeholder="7 8; 3 3 4",
         **URL,
     )
-    padded = st.toggle("Padded batches (fixed shape + mask)", key="padded", disabled=disabled, **URL)
-    batching = st.radio("Batching", ["continuous", "static"], horizontal=True, key="batching", disabled=disabled, **URL)
-    stops, stop_error = (), None
+    padded = st.toggle("Padded batches (fixed shape + mask)", key="padded", **URL)
+    batching = st.radio("Batching", ["continuous", "static"], horizontal=True, key="batching", **URL)
+    stops = ()
     try:
         stops = parse_stop_sequences(stop_text or "")
     except UserError as exc:
-        stop_error = str(exc)
-        st.error(stop_error)
-    knobs = _knobs_ui(scenario) if scenario and not replay_only else {}
+        st.error(str(exc))
+    knobs = _knobs_ui(scenario) if scenario else {}
     overrides = Overrides(
         batch_size=int(batch_size),
         stop_token=None if stop_token is None else int(stop_token),
@@ -121,7 +109,7 @@ def settings_ui(scenario: Scenario | None, replay_only: bool) -> tuple[Overrides
         stop_sequences=stops,
         **knobs,
     )
-    return overrides, stop_error
+    return overrides
 
 
 def _knobs_ui(scenario: Scenario) -> dict:
