@@ -121,7 +121,7 @@ def grid_figure(data: GridData, step: int, height_scale: float = 1.0) -> go.Figu
                 first,
                 step,
                 0.0,
-                name="stop-sequence match",
+                name="stop matched (token or sequence)",
                 marker={
                     "symbol": "square-open",
                     "size": marker_size * 2.2,
@@ -150,7 +150,7 @@ def grid_figure(data: GridData, step: int, height_scale: float = 1.0) -> go.Figu
     figure.add_vrect(
         x0=step - 0.5, x1=step + 0.5, line={"color": palette.CURRENT, "width": 2}, fillcolor="rgba(0,0,0,0)"
     )
-    rows_height = max(22, min(40, 640 // data.batch_size)) * data.batch_size
+    rows_height = max(12, min(48, 640 // data.batch_size)) * data.batch_size
     figure.update_layout(
         height=int((rows_height + 90) * height_scale),
         margin={"l": 60, "r": 10, "t": 30, "b": 40},
