@@ -4,6 +4,7 @@
     python -m engine run [SCENARIO] [--requests N] [--batch-size N] [--static] [--padded]
                          [--jsonl OUT] [--csv OUT] [--narrate]
     python -m engine compare SCENARIO [--batch-size N] [--json]
+    python -m engine check SOLUTION.py [--class NAME] [--seed S] [--jsonl OUT]
 
 SCENARIO is a path or the name of a built-in scenario (`part2-slot-refill`). Errors are
 one line on stderr with exit status 2.
@@ -42,6 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cmd = commands.add_parser("compare", help="run one workload under all four configurations")
     compare_cmd.add_argument("scenario", help="scenario file or built-in name")
     compare_cmd.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    check_cmd = commands.add_parser("check", help="check your own BatchInferenceEngine against the contract")
+    check_cmd.add_argument("solution", help="a Python file defining the engine class")
+    check_cmd.add_argument("--class", dest="class_name", help="the class to check (default: the engine class found)")
+    check_cmd.add_argument("--seed", type=int, default=0, help="seeds the generated workloads")
+    check_cmd.add_argument("--timeout", type=float, default=5.0, help="seconds allowed per case")
+    check_cmd.add_argument("--jsonl", metavar="OUT", help="write the first failing run's event log")
+    check_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     for sub in (run, compare_cmd):
         sub.add_argument("--batch-size", type=int, help="override the scenario's batch size")
         _cost_options(sub)
@@ -184,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
             for path in list_scenarios():
                 print(f"{path.stem:<36} {resolve_scenario(path.stem).title}")
             return 0
+        if args.command == "check":
+            from .checker.run import main as check_main
+
+            return check_main(args)
         return run_command(args) if args.command == "run" else compare_command(args)
     except (ScenarioError, ValueError, TypeError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

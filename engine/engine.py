@@ -22,7 +22,7 @@ from .events import NONE, EventKind, EventLog, LogSettings, RequestInfo
 from .models import model_caller
 from .request import FinishReason, Sequence, new_sequence
 from .scheduler import Scheduler
-from .stops import NO_MATCH
+from .stops import NO_MATCH, stop_matcher
 from .validation import MAX_BATCH_SIZE, check_bool, check_choice, check_int, check_token
 
 EMIT, STOP_MATCH = EventKind.EMIT, EventKind.STOP_MATCH
@@ -83,7 +83,9 @@ class BatchInferenceEngine:
             arrival_step,
             order=self._submitted,
             now=self.clock,
+            matcher=self._matcher,
         )
+        seq.limit = self._limit(seq)
         self._submitted += 1
         self._live[request_id] = seq
         self._scheduler.add(seq)
@@ -181,6 +183,7 @@ class BatchInferenceEngine:
         self._apply_cancellations()  # callbacks above may have cancelled a waiting request
         for seq in scheduler.admit():
             log.append(step, EventKind.ADMIT, seq.slot, log.request_index[seq.request_id])
+            self._admitted(seq)
 
     def _apply_cancellations(self) -> None:
         while self._cancelled:  # a cancelled request's callback may cancel another
@@ -210,7 +213,7 @@ class BatchInferenceEngine:
         log.model_call(step, self.batch_size if self.padded else len(rows), sum(1 << seq.slot for seq in rows))
         index = log.request_index
         finished = []
-        for seq, token in zip(rows, tokens):
+        for seq, token in zip(self._answer_order(rows), tokens):
             seq.tokens.append(token)
             position = len(seq.tokens) - seq.prompt_len - 1
             request = index[seq.request_id]
@@ -228,7 +231,7 @@ class BatchInferenceEngine:
                     log.append(step, STOP_MATCH, seq.slot, request, matched)
                     finished.append((seq, FinishReason.STOP_SEQUENCE))
                     continue
-            if position + 1 >= seq.max_tokens:
+            if position + 1 >= seq.limit:
                 finished.append((seq, FinishReason.MAX_TOKENS))
         for seq, reason in finished:
             self._finish(seq, reason)
@@ -238,12 +241,31 @@ class BatchInferenceEngine:
         log = self.event_log
         slot = NONE if seq.slot is None else seq.slot
         log.append(self.clock, EventKind.EVICT, slot, log.request_index[seq.request_id], reason)
-        if seq.slot is not None:
-            self._scheduler.release(seq)
         seq.finish_reason = reason
+        if seq.slot is not None:
+            self._release(seq)
         del self._live[seq.request_id]
         if seq.callback is not None:
-            self._deliver(seq, seq.callback, seq.tokens)
+            self._deliver(seq, seq.callback, self._delivered(seq))
+
+    # -- hooks: engine/zoo.py overrides one each to show a classic mistake ---------------
+    # Each runs once per request or per step, never per token. Defaults are correct.
+    _matcher = staticmethod(stop_matcher)  # stop-sequence automaton factory
+
+    def _limit(self, seq: Sequence) -> int:
+        return seq.max_tokens  # generated tokens only
+
+    def _admitted(self, seq: Sequence) -> None:
+        """Called after `seq` takes its slot."""
+
+    def _answer_order(self, rows: list[Sequence]) -> list[Sequence]:
+        return rows  # answers map back to the rows in the order they were sent
+
+    def _release(self, seq: Sequence) -> None:
+        self._scheduler.release(seq)
+
+    def _delivered(self, seq: Sequence) -> list[int]:
+        return seq.tokens  # prompt + generated, stop token included
 
     def _deliver(self, seq: Sequence, function, value) -> None:
         try:

@@ -86,6 +86,7 @@ class LogSettings:
     stop_token: int | None
     batching: str  # "continuous" | "static"
     padded: bool
+    model: str | None = None  # set by logs whose model can be re-run (the checker's)
 
 
 class EventLog:

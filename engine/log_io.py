@@ -48,7 +48,8 @@ def _compact(record: dict) -> dict:
 
 
 def dump_jsonl(log: EventLog) -> str:
-    lines = [json.dumps({"format": FORMAT, "version": VERSION, **asdict(log.settings)})]
+    settings = {k: v for k, v in asdict(log.settings).items() if v is not None or k == "stop_token"}
+    lines = [json.dumps({"format": FORMAT, "version": VERSION, **settings})]
     lines.extend(json.dumps(_compact(record)) for record in event_records(log))
     return "\n".join(lines) + "\n"
 
@@ -102,7 +103,10 @@ def _settings(line: _Line) -> LogSettings:
     batch_size = line.int("batch_size", minimum=1, small=True)
     if batch_size > MAX_BATCH_SIZE:
         raise line.fail("batch_size", f"must be <= {MAX_BATCH_SIZE}")
-    return LogSettings(batch_size, line.int("stop_token", optional=True), batching, padded)
+    model = line.data.get("model")
+    if model is not None and not isinstance(model, str):
+        raise line.fail("model", "must be a string")
+    return LogSettings(batch_size, line.int("stop_token", optional=True), batching, padded, model)
 
 
 def load_jsonl(text: str) -> EventLog:

@@ -52,6 +52,7 @@ class Sequence:
     stop_sequences: tuple[tuple[int, ...], ...]
     arrival_step: int
     order: int  # submission order, breaks ties between equal arrival steps
+    limit: int  # generated tokens at which the row stops: max_tokens (the zoo's variants change it)
     stop_state: int = 0  # automaton node in `stops`
     slot: int | None = None
     cancel_requested: bool = False
@@ -63,7 +64,8 @@ class Sequence:
 
 
 def new_sequence(
-    request_id, prompt_tokens, max_tokens, callback, stop_sequences, on_token, arrival_step, *, order: int, now: int
+    request_id, prompt_tokens, max_tokens, callback, stop_sequences, on_token, arrival_step, *, order: int, now: int,
+    matcher=stop_matcher,
 ) -> Sequence:
     """Check a submission's arguments (each error names its field) and build its state."""
     prompt = check_tokens("prompt_tokens", prompt_tokens)
@@ -80,8 +82,9 @@ def new_sequence(
         max_tokens,
         callback,
         on_token,
-        stop_matcher(stops) if stops else None,
+        matcher(stops) if stops else None,
         stops,
         arrival_step=max(arrival_step or 0, now),  # a past arrival step means "now"
         order=order,
+        limit=max_tokens,
     )

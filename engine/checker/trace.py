@@ -1,0 +1,109 @@
+"""Run one case against an engine class and record everything it did: a `Trace`.
+
+`CheckModel` is the recording mock model handed to the engine. It answers every method
+name a seed uses (`generate_next_tokens`, `generate_next_tokens_padded`, `next_tokens`,
+or a plain call) and records each call's active rows. Runs are bounded: a solution that
+keeps calling the model far past what the case needs is stopped with an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import traceback
+from dataclasses import dataclass, field
+
+MAX_CALLS = 500  # far beyond any case's needs: a run past this never ends
+
+
+class RunawayError(RuntimeError):
+    pass
+
+
+class CheckModel:
+    def __init__(self, case: dict):
+        self.vocab_size = case["vocab_size"]
+        self.script: dict[tuple[int, ...], int] = {}
+        for request in case["requests"]:
+            if request["script"] is not None:
+                prefix = tuple(request["prompt"])
+                for token in request["script"]:
+                    self.script[prefix] = token
+                    prefix = (*prefix, token)
+        self.scripted = {tuple(r["prompt"]) for r in case["requests"] if r["script"] is not None}
+        self.calls: list[list[list[int]]] = []  # active rows of each call, as sent
+
+    def token(self, prefix) -> int:
+        key = tuple(prefix)
+        if key in self.script:
+            return self.script[key]
+        if any(key[: len(p)] == p for p in self.scripted):
+            return 99  # past the end of a script
+        digest = hashlib.blake2b(repr(list(key)).encode(), digest_size=4).digest()
+        return int.from_bytes(digest, "little") % self.vocab_size
+
+    def _record(self, rows) -> None:
+        if len(self.calls) >= MAX_CALLS:
+            raise RunawayError(f"the model was called more than {MAX_CALLS} times: the run does not end")
+        self.calls.append([list(row) for row in rows])
+
+    def generate_next_tokens(self, batch_prefixes):
+        self._record(batch_prefixes)
+        return [self.token(p) for p in batch_prefixes]
+
+    def generate_next_tokens_padded(self, batch_prefixes, active_mask):
+        self._record([p for p, active in zip(batch_prefixes, active_mask) if active])
+        self.calls[-1].append(len(batch_prefixes))  # rows sent, padding included (last item)
+        return [self.token(p) if active else 0 for p, active in zip(batch_prefixes, active_mask)]
+
+    next_tokens = generate_next_tokens
+    __call__ = generate_next_tokens
+
+
+@dataclass
+class Trace:
+    calls: list = field(default_factory=list)  # per call: active rows (lists), then rows sent if padded (int)
+    callbacks: list = field(default_factory=list)  # [request index, tokens, model calls made before it]
+    error: str | None = None  # run() raised, or the case could not start
+    timeout: bool = False
+
+    def rows(self, n: int) -> list[list[int]]:
+        return [row for row in self.calls[n] if isinstance(row, list)]
+
+    def rows_sent(self, n: int) -> int:
+        last = self.calls[n][-1] if self.calls[n] else None
+        return last if isinstance(last, int) else len(self.calls[n])
+
+    def to_json(self) -> dict:
+        return {"calls": self.calls, "callbacks": self.callbacks, "error": self.error, "timeout": self.timeout}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Trace:
+        return cls(data["calls"], data["callbacks"], data["error"], data.get("timeout", False))
+
+
+def _plain(tokens) -> list:
+    try:
+        return [t if type(t) is int else repr(t) for t in tokens]
+    except TypeError:
+        return [repr(tokens)]
+
+
+def run_case(engine_class, case: dict, with_stops: bool) -> Trace:
+    """Run `case` (Case.to_json()) on a fresh `engine_class(model, batch_size, stop_token)`."""
+    model = CheckModel(case)
+    trace = Trace(model.calls)
+    try:
+        engine = engine_class(model, case["batch_size"], case["stop_token"])
+        for i, request in enumerate(case["requests"]):
+            def deliver(tokens, i=i):
+                trace.callbacks.append([i, _plain(tokens), len(model.calls)])
+
+            arguments = [list(request["prompt"]), request["max_tokens"], deliver]
+            if with_stops and request["stops"]:
+                arguments.append([list(s) for s in request["stops"]])
+            engine.submit_request(*arguments)
+        engine.run()
+    except Exception as exc:  # the solution's own error: reported, not raised
+        frames = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        trace.error = "".join(frames[-3:]).strip()
+    return trace

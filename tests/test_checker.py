@@ -1,0 +1,136 @@
+"""The practice checker: exit codes, every zoo bug caught, shrinking, hangs and crashes, JSONL."""
+
+import subprocess
+import sys
+
+import pytest
+
+from engine import EventLog
+from engine.checker.cases import Case, CaseRequest, fixed_cases
+from engine.checker.reconstruct import reconstruct
+from engine.checker.run import check, reference
+from engine.checker.sandbox import LoadError
+from engine.checker.shrink import shrink
+from engine.zoo import BUGS
+
+SOLUTIONS = "tests/solutions"
+
+
+def run_check(*args):
+    return subprocess.run([sys.executable, "-m", "engine", "check", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_a_correct_outside_solution_passes_with_exit_0():
+    result = run_check(f"{SOLUTIONS}/correct.py")
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.splitlines()[-1] == f"{len(fixed_cases())} passed, 0 failed"
+
+
+def test_a_solution_without_stop_sequences_is_told_what_was_skipped():
+    result = run_check(f"{SOLUTIONS}/no_stop_sequences.py")
+    assert result.returncode == 0
+    skipped = [line for line in result.stdout.splitlines() if line.startswith("  SKIP")]
+    assert len(skipped) == 5 and all("(submit_request takes no stop_sequences)" in line for line in skipped)
+    assert result.stdout.splitlines()[-1] == "9 passed, 0 failed, 5 skipped"
+
+
+@pytest.mark.parametrize("name", list(BUGS))
+def test_every_zoo_bug_is_caught(name):
+    report = check("engine.zoo", BUGS[name].engine.__name__)
+    assert report.exit_status == 1
+    assert report.failed
+
+
+def test_the_reference_engine_passes_through_the_module_path():
+    assert check("engine.engine", "BatchInferenceEngine").exit_status == 0
+
+
+def test_a_failing_report_names_the_check_the_input_and_the_divergence():
+    result = run_check("engine.zoo", "--class", "TrimmedStopToken")
+    assert result.returncode == 1
+    text = result.stdout
+    assert "  FAIL  stop-token-included: the stop token is delivered inside the output (5, 5, 0)" in text
+    assert "        input: batch_size=1, stop_token=0" in text
+    assert ("        - each request gets exactly its own prompt + generated tokens: r0 received [100, 9, 5, 5], "
+            "expected [100, 9, 5, 5, 0]") in text
+    assert "          hint: the stop token was trimmed; the contract delivers it inside the output" in text
+    assert "        first divergence: the model calls match; the difference is in what the callbacks receive" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope.py"], "error: nope.py: no such file\n"),
+        ([f"{SOLUTIONS}/wrong_shape.py"], "error: BatchInferenceEngine.__init__ must accept (model, batch_size, "
+                                          "stop_token)\n"),
+        ([f"{SOLUTIONS}/correct.py", "--class", "Nope"], "error: tests/solutions/correct.py: no class named Nope "
+                                                         "(classes: BatchInferenceEngine)\n"),
+        (["no.such.module"], "error: no.such.module: not a .py file, and no module of that name (No module named "
+                             "'no')\n"),
+    ],
+)
+def test_a_file_that_cannot_be_checked_exits_2_with_one_line(args, message):
+    result = run_check(*args)
+    assert result.returncode == 2
+    assert result.stderr == message
+
+
+def test_a_syntax_error_exits_2(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("class BatchInferenceEngine(:\n")
+    result = run_check(str(broken))
+    assert result.returncode == 2 and result.stderr.startswith(f"error: {broken}: importing it raised SyntaxError")
+
+
+def test_a_hanging_solution_is_stopped_by_the_time_limit_and_reported():
+    result = run_check(f"{SOLUTIONS}/hangs.py", "--timeout", "0.5")
+    assert result.returncode == 1
+    assert "run() finishes without an error: the case did not finish within 0.5 s (an endless loop?)" in result.stdout
+    assert "(not run: the solution hung 3 times)" in result.stdout
+    assert result.stdout.splitlines()[-1] == f"0 passed, 3 failed, {len(fixed_cases()) - 3} skipped"
+
+
+def test_a_crashing_solution_cannot_take_the_checker_down():
+    result = run_check(f"{SOLUTIONS}/crashes.py")
+    assert result.returncode == 1
+    assert "the solution's process crashed" in result.stdout
+    assert result.stdout.splitlines()[-1] == f"0 passed, {len(fixed_cases())} failed"
+
+
+def test_a_failure_found_by_a_generated_workload_is_shrunk_to_a_minimal_case():
+    report = check(f"{SOLUTIONS}/loses_fifth_request.py")
+    generated = [r for r in report.failed if r.case.generated]
+    assert len(generated) == 1
+    case = generated[0].case
+    assert case.name.endswith("(shrunk)") and case.batch_size == 4 and len(case.requests) == 5
+    assert all(len(r.prompt) == 1 and not r.stops and r.max_tokens <= 1 for r in case.requests)
+    assert [f.message for f in generated[0].findings] == ["r4's callback was never called"]
+
+
+def test_shrink_finds_the_smallest_case_for_a_predicate():
+    big = Case("g", "t", 4, 0, tuple(CaseRequest((100 + i, 1, 2), 5, ((1, 2),)) for i in range(6)), generated=True)
+    small = shrink(big, lambda c: sum(r.max_tokens for r in c.requests) >= 7 and c.batch_size >= 2)
+    assert small.batch_size == 2 and len(small.requests) == 2
+    assert sorted(r.max_tokens for r in small.requests) == [2, 5]
+
+
+def test_jsonl_of_the_failing_run_loads_and_rebuilds_what_the_callbacks_got(tmp_path):
+    out = tmp_path / "failing.jsonl"
+    result = run_check("engine.zoo", "--class", "CrossedResults", "--jsonl", str(out))
+    assert result.returncode == 1
+    log = EventLog.from_jsonl(out.read_text())
+    assert log.settings.model == "checker"
+    assert log.outputs() == {"r0": [100, 11], "r1": [101, 21, 31, 99], "r2": [102, 22, 99], "r3": [103, 41]}
+
+
+def test_reconstructing_the_reference_run_gives_the_reference_outputs():
+    for case in fixed_cases():
+        trace = reference(case)
+        rebuilt = reconstruct(case, trace).outputs()
+        assert rebuilt == {f"r{i}": tokens for i, tokens, _ in trace.callbacks}, case.name
+
+
+def test_load_errors_raise_load_error_in_process():
+    with pytest.raises(LoadError, match="no such file"):
+        check("missing.py")
