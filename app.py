@@ -7,6 +7,7 @@ Controls live in `ui/controls.py`, the cached runs in `ui/runs.py`, the views in
 import streamlit as st
 
 from ui.controls import UPLOAD, playback_ui, scenario_ui, settings_ui, step_to_url
+from ui.practice import render_practice
 from ui.runs import Overrides, UserError, load
 from ui.stage import render_stage
 from ui.tabs import render_comparison, render_log, render_metrics, render_timeline
@@ -71,8 +72,8 @@ def stage() -> None:
     render_stage(run, step, presentation)
 
 
-grid_tab, timeline_tab, metrics_tab, compare_tab, log_tab = st.tabs(
-    ["Grid", "Timeline", "Metrics", "Compare", "Event log"], key="tab", bind="query-params"
+grid_tab, timeline_tab, metrics_tab, compare_tab, log_tab, practice_tab = st.tabs(
+    ["Grid", "Timeline", "Metrics", "Compare", "Event log", "Practice"], key="tab", bind="query-params"
 )
 if grid_tab.open:
     with grid_tab:
@@ -90,3 +91,6 @@ if compare_tab.open:
 if log_tab.open:
     with log_tab:
         render_log(run)
+if practice_tab.open:
+    with practice_tab:
+        render_practice()

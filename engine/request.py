@@ -64,7 +64,16 @@ class Sequence:
 
 
 def new_sequence(
-    request_id, prompt_tokens, max_tokens, callback, stop_sequences, on_token, arrival_step, *, order: int, now: int,
+    request_id,
+    prompt_tokens,
+    max_tokens,
+    callback,
+    stop_sequences,
+    on_token,
+    arrival_step,
+    *,
+    order: int,
+    now: int,
     matcher=stop_matcher,
 ) -> Sequence:
     """Check a submission's arguments (each error names its field) and build its state."""

@@ -110,37 +110,51 @@ class Bug:
 
 BUGS = {
     "crossed-results": Bug(
-        CrossedResults, "Results crossed after a refill",
+        CrossedResults,
+        "Results crossed after a refill",
         "After a refill, the rows are sent in slot order but the answers are mapped back in admission order, so a "
         "request admitted into a lower slot swaps tokens with its neighbour.",
-        "Build the batch from the slot table each step and zip the answers with exactly that list of rows."),
+        "Build the batch from the slot table each step and zip the answers with exactly that list of rows.",
+    ),
     "leaky-stop-state": Bug(
-        LeakyStopState, "Stop-matching state leaks into the next request",
+        LeakyStopState,
+        "Stop-matching state leaks into the next request",
         "The tail buffer used to match stop sequences belongs to the slot, not the request, so a new request starts "
         "with the old one's last tokens and can 'complete' a stop sequence it never generated.",
-        "Keep every piece of per-request state (tokens, budget, stop tail, KV cache) on the request; reset on admit."),
+        "Keep every piece of per-request state (tokens, budget, stop tail, KV cache) on the request; reset on admit.",
+    ),
     "trimmed-stop-token": Bug(
-        TrimmedStopToken, "The stop token is trimmed from the output",
+        TrimmedStopToken,
+        "The stop token is trimmed from the output",
         "The callback receives the sequence without its final stop token; the contract delivers it (5, 5, 0 is "
         "delivered as [..., 5, 5, 0]).",
-        "Append the token first, then check termination, and deliver the row as it is."),
+        "Append the token first, then check termination, and deliver the row as it is.",
+    ),
     "idle-freed-slot": Bug(
-        IdleFreedSlot, "A freed slot sits idle for a step",
+        IdleFreedSlot,
+        "A freed slot sits idle for a step",
         "Slots freed at the end of a step are only returned after the next step's admissions, so one model call runs "
         "with an empty slot while requests wait.",
-        "Evict finished rows before the next admission: refill, then call the model, then evict."),
+        "Evict finished rows before the next admission: refill, then call the model, then evict.",
+    ),
     "naive-stop-matcher": Bug(
-        NaiveStopMatching, "A naive stop matcher misses overlapping matches",
+        NaiveStopMatching,
+        "A naive stop matcher misses overlapping matches",
         "On a mismatch the matcher starts over instead of falling back to the longest suffix that is still a "
         "prefix, so stop [1, 1, 2] is missed in 1, 1, 1, 2.",
-        "Match with an Aho-Corasick automaton (or KMP failure links), or compare the tail with each sequence."),
+        "Match with an Aho-Corasick automaton (or KMP failure links), or compare the tail with each sequence.",
+    ),
     "max-tokens-counts-prompt": Bug(
-        MaxTokensCountsPrompt, "max_tokens counts the prompt",
+        MaxTokensCountsPrompt,
+        "max_tokens counts the prompt",
         "The budget is compared with prompt + generated tokens, so requests with long prompts stop early.",
-        "Count generated tokens only: stop when len(tokens) - len(prompt) reaches max_tokens."),
+        "Count generated tokens only: stop when len(tokens) - len(prompt) reaches max_tokens.",
+    ),
     "static-batching": Bug(
-        StaticInsteadOfContinuous, "Static batching where continuous was meant",
+        StaticInsteadOfContinuous,
+        "Static batching where continuous was meant",
         "New requests are admitted only when every slot is empty, so finished rows leave their slots idle while the "
         "queue waits.",
-        "After every step, refill each free slot from the queue (lowest slot first), not only an empty batch."),
+        "After every step, refill each free slot from the queue (lowest slot first), not only an empty batch.",
+    ),
 }

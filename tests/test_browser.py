@@ -145,3 +145,13 @@ def test_choosing_another_scenario_resets_the_step(page, url):
     page.get_by_text("Multi-token stop sequences, across steps and overlapping").wait_for(timeout=15_000)
     wait_for_step(page, 0)
     assert "step=" not in page.url
+
+
+def test_spot_the_bug_shows_both_grids(page, url):
+    page.goto(f"{url}/?tab=Practice")
+    page.get_by_text("First difference (outlined in red): step 1, slot 0.").wait_for(timeout=60_000)
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=60_000)
+    page.get_by_text("How to avoid it.").first.scroll_into_view_if_needed()
+    time.sleep(1.0)
+    no_exception(page)
+    screenshot(page, "spot-the-bug")

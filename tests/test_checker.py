@@ -7,7 +7,7 @@ import pytest
 
 from engine import EventLog
 from engine.checker.cases import Case, CaseRequest, fixed_cases
-from engine.checker.reconstruct import reconstruct
+from engine.checker.reconstruct import case_from_log, reconstruct
 from engine.checker.run import check, reference
 from engine.checker.sandbox import LoadError
 from engine.checker.shrink import shrink
@@ -17,8 +17,7 @@ SOLUTIONS = "tests/solutions"
 
 
 def run_check(*args):
-    return subprocess.run([sys.executable, "-m", "engine", "check", *args], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-m", "engine", "check", *args], capture_output=True, text=True, timeout=300)
 
 
 def test_a_correct_outside_solution_passes_with_exit_0():
@@ -52,8 +51,10 @@ def test_a_failing_report_names_the_check_the_input_and_the_divergence():
     text = result.stdout
     assert "  FAIL  stop-token-included: the stop token is delivered inside the output (5, 5, 0)" in text
     assert "        input: batch_size=1, stop_token=0" in text
-    assert ("        - each request gets exactly its own prompt + generated tokens: r0 received [100, 9, 5, 5], "
-            "expected [100, 9, 5, 5, 0]") in text
+    assert (
+        "        - each request gets exactly its own prompt + generated tokens: r0 received [100, 9, 5, 5], "
+        "expected [100, 9, 5, 5, 0]"
+    ) in text
     assert "          hint: the stop token was trimmed; the contract delivers it inside the output" in text
     assert "        first divergence: the model calls match; the difference is in what the callbacks receive" in text
 
@@ -62,12 +63,18 @@ def test_a_failing_report_names_the_check_the_input_and_the_divergence():
     ("args", "message"),
     [
         (["nope.py"], "error: nope.py: no such file\n"),
-        ([f"{SOLUTIONS}/wrong_shape.py"], "error: BatchInferenceEngine.__init__ must accept (model, batch_size, "
-                                          "stop_token)\n"),
-        ([f"{SOLUTIONS}/correct.py", "--class", "Nope"], "error: tests/solutions/correct.py: no class named Nope "
-                                                         "(classes: BatchInferenceEngine)\n"),
-        (["no.such.module"], "error: no.such.module: not a .py file, and no module of that name (No module named "
-                             "'no')\n"),
+        (
+            [f"{SOLUTIONS}/wrong_shape.py"],
+            "error: BatchInferenceEngine.__init__ must accept (model, batch_size, stop_token)\n",
+        ),
+        (
+            [f"{SOLUTIONS}/correct.py", "--class", "Nope"],
+            "error: tests/solutions/correct.py: no class named Nope (classes: BatchInferenceEngine)\n",
+        ),
+        (
+            ["no.such.module"],
+            "error: no.such.module: not a .py file, and no module of that name (No module named 'no')\n",
+        ),
     ],
 )
 def test_a_file_that_cannot_be_checked_exits_2_with_one_line(args, message):
@@ -120,7 +127,8 @@ def test_jsonl_of_the_failing_run_loads_and_rebuilds_what_the_callbacks_got(tmp_
     result = run_check("engine.zoo", "--class", "CrossedResults", "--jsonl", str(out))
     assert result.returncode == 1
     log = EventLog.from_jsonl(out.read_text())
-    assert log.settings.model == "checker"
+    assert log.settings.model.startswith("checker {")
+    assert case_from_log(log).describe().startswith("batch_size=2, stop_token=0")
     assert log.outputs() == {"r0": [100, 11], "r1": [101, 21, 31, 99], "r2": [102, 22, 99], "r3": [103, 41]}
 
 

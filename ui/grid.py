@@ -88,8 +88,10 @@ def _markers(points, first: int, last: int, dx: float, **style) -> go.Scatter:
     return go.Scatter(x=[p[0] + dx for p in shown], y=[p[1] for p in shown], mode="markers", hoverinfo="skip", **style)
 
 
-def grid_figure(data: GridData, step: int, height_scale: float = 1.0) -> go.Figure:
-    """The grid up to `step` (the last MAX_COLUMNS columns of it)."""
+def grid_figure(
+    data: GridData, step: int, height_scale: float = 1.0, highlight: tuple[int, int] | None = None
+) -> go.Figure:
+    """The grid up to `step` (the last MAX_COLUMNS columns of it); `highlight` outlines one (step, slot) cell."""
     first = max(0, step - MAX_COLUMNS + 1)
     width = min(MAX_COLUMNS, data.steps)  # columns the axis leaves room for, so cells keep their size
     columns = slice(first, step + 1)
@@ -147,6 +149,17 @@ def grid_figure(data: GridData, step: int, height_scale: float = 1.0) -> go.Figu
             ),
         ]
     )
+    if highlight is not None and first <= highlight[0] <= step:
+        figure.add_trace(
+            _markers(
+                [highlight],
+                first,
+                step,
+                0.0,
+                name="first difference",
+                marker={"symbol": "square-open", "size": marker_size * 3, "color": palette.EVICT, "line": {"width": 4}},
+            )
+        )
     figure.add_vrect(
         x0=step - 0.5, x1=step + 0.5, line={"color": palette.CURRENT, "width": 2}, fillcolor="rgba(0,0,0,0)"
     )
@@ -155,7 +168,7 @@ def grid_figure(data: GridData, step: int, height_scale: float = 1.0) -> go.Figu
         height=int((rows_height + 90) * height_scale),
         margin={"l": 60, "r": 10, "t": 30, "b": 40},
         xaxis={"title": "step", "dtick": 1 if width <= 40 else None, "range": [first - 0.5, first + width - 0.5]},
-        yaxis={"title": "slot", "autorange": "reversed", "dtick": 1 if data.batch_size <= 32 else None},
+        yaxis={"title": "slot", "range": [data.batch_size - 0.5, -0.5], "dtick": 1 if data.batch_size <= 32 else None},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         plot_bgcolor="white",
         uirevision="grid",

@@ -66,8 +66,11 @@ def _callbacks(case: Case, got: Trace) -> list[Finding]:
     counts = {i: 0 for i in range(len(case.requests))}
     for i, _, _ in got.callbacks:
         counts[i] += 1
-    return [Finding("callback_once", f"r{i}'s callback was {'never called' if n == 0 else f'called {n} times'}")
-            for i, n in counts.items() if n != 1]
+    return [
+        Finding("callback_once", f"r{i}'s callback was {'never called' if n == 0 else f'called {n} times'}")
+        for i, n in counts.items()
+        if n != 1
+    ]
 
 
 def _outputs(case: Case, got: Trace, expected: Trace) -> list[Finding]:
@@ -75,27 +78,36 @@ def _outputs(case: Case, got: Trace, expected: Trace) -> list[Finding]:
     findings = []
     for i in sorted(want):
         if i in have and have[i] != want[i]:
-            findings.append(Finding("outputs", f"r{i} received {have[i]}, expected {want[i]}",
-                                    _hint(case, i, have[i], want[i], want)))
+            findings.append(
+                Finding(
+                    "outputs", f"r{i} received {have[i]}, expected {want[i]}", _hint(case, i, have[i], want[i], want)
+                )
+            )
     return findings
 
 
 def _hint(case: Case, i: int, have: list, want: list, all_wanted: dict[int, list]) -> str:
     request = case.requests[i]
     prompt = list(request.prompt)
-    generated, expected = have[len(prompt):], want[len(prompt):]
+    generated, expected = have[len(prompt) :], want[len(prompt) :]
     if case.stop_token is not None and want[-1] == case.stop_token and have == want[:-1]:
         return "the stop token was trimmed; the contract delivers it inside the output (5, 5, 0 -> [..., 5, 5, 0])"
-    if have[: len(prompt)] == prompt and len(generated) == max(request.max_tokens - len(prompt), 1) \
-            and len(expected) == request.max_tokens and generated == expected[: len(generated)]:
+    if (
+        have[: len(prompt)] == prompt
+        and len(generated) == max(request.max_tokens - len(prompt), 1)
+        and len(expected) == request.max_tokens
+        and generated == expected[: len(generated)]
+    ):
         return "max_tokens seems to count the prompt; it counts generated tokens only"
     for k, token in enumerate(generated):
         if k < len(expected) and token == expected[k]:
             continue
-        meant = [j for j, other in all_wanted.items() if j != i and token in other[len(case.requests[j].prompt):]]
+        meant = [j for j, other in all_wanted.items() if j != i and token in other[len(case.requests[j].prompt) :]]
         if meant and case.requests[i].script is not None:
-            return (f"r{i} got {token}, a token meant for r{meant[0]}: results were crossed "
-                    "(check how the model's answers map back to rows after a refill)")
+            return (
+                f"r{i} got {token}, a token meant for r{meant[0]}: results were crossed "
+                "(check how the model's answers map back to rows after a refill)"
+            )
         break
     if len(generated) < len(expected) and generated == expected[: len(generated)] and request.stops:
         return "a stop sequence matched too early: is stop-matching state left over from the slot's previous request?"
@@ -105,8 +117,11 @@ def _hint(case: Case, i: int, have: list, want: list, all_wanted: dict[int, list
 
 
 def _rows(case: Case, got: Trace) -> list[Finding]:
-    return [Finding("rows", f"model call {n} got {got.rows_sent(n)} rows with batch_size {case.batch_size}")
-            for n in range(len(got.calls)) if got.rows_sent(n) > case.batch_size][:1]
+    return [
+        Finding("rows", f"model call {n} got {got.rows_sent(n)} rows with batch_size {case.batch_size}")
+        for n in range(len(got.calls))
+        if got.rows_sent(n) > case.batch_size
+    ][:1]
 
 
 def _fifo(case: Case, got: Trace) -> list[Finding]:
@@ -114,8 +129,13 @@ def _fifo(case: Case, got: Trace) -> list[Finding]:
     order = sorted(first, key=lambda i: (first[i], i))
     if order != sorted(order):
         late = next(i for a, i in zip(sorted(order), order) if a != i)
-        return [Finding("fifo", f"requests reached the model in the order {[f'r{i}' for i in order]}; "
-                                f"r{late} went ahead of an earlier request")]
+        return [
+            Finding(
+                "fifo",
+                f"requests reached the model in the order {[f'r{i}' for i in order]}; "
+                f"r{late} went ahead of an earlier request",
+            )
+        ]
     return []
 
 
@@ -125,16 +145,21 @@ def _work_conserving(case: Case, got: Trace) -> list[Finding]:
         live = sum(1 for i in last if last[i] >= n)  # running now, or still to run later
         active = len(got.rows(n))
         if active < min(case.batch_size, live):
-            return [Finding("work_conserving",
-                            f"model call {n} had {active} active rows while {live} requests were unfinished and "
-                            f"batch_size is {case.batch_size}: a slot sat empty while work waited",
-                            "refill free slots before every model call (static batching waits for the whole "
-                            "batch; a slot freed too late idles for a step)")]
+            return [
+                Finding(
+                    "work_conserving",
+                    f"model call {n} had {active} active rows while {live} requests were unfinished and "
+                    f"batch_size is {case.batch_size}: a slot sat empty while work waited",
+                    "refill free slots before every model call (static batching waits for the whole "
+                    "batch; a slot freed too late idles for a step)",
+                )
+            ]
     return []
 
 
 def first_divergence(case: Case, got: Trace, expected: Trace) -> str:
     """Where the solution's model calls first differ from the reference's, in words."""
+
     def label(trace: Trace, n: int) -> list[str]:
         return [f"r{owner(case, row)}:{row}" for row in trace.rows(n)]
 
@@ -142,6 +167,8 @@ def first_divergence(case: Case, got: Trace, expected: Trace) -> str:
         a = label(got, n) if n < len(got.calls) else None
         b = label(expected, n) if n < len(expected.calls) else None
         if a != b:
-            return (f"step {n}: the reference sends {'no model call' if b is None else b}, "
-                    f"the solution sends {'no model call' if a is None else a}")
+            return (
+                f"step {n}: the reference sends {'no model call' if b is None else b}, "
+                f"the solution sends {'no model call' if a is None else a}"
+            )
     return "the model calls match; the difference is in what the callbacks receive"

@@ -7,17 +7,28 @@ its callback fires. The result loads in the app like any other log.
 
 from __future__ import annotations
 
+import json
+
 from ..events import NONE, EventKind, EventLog, LogSettings, RequestInfo, mask_bits
 from ..request import FinishReason
 from .cases import Case
 from .checks import owner
 from .trace import Trace
 
-MODEL_NAME = "checker"  # the header's model: the app re-runs the reference with the same model
+MODEL_NAME = "checker"  # the header's model starts with this, then the case as JSON
+
+
+def case_from_log(log: EventLog) -> Case | None:
+    """The checker case a reconstructed log was made from (None for other logs)."""
+    model = log.settings.model or ""
+    if not model.startswith(MODEL_NAME + " "):
+        return None
+    return Case.from_json(json.loads(model[len(MODEL_NAME) + 1 :]))
 
 
 def reconstruct(case: Case, trace: Trace) -> EventLog:
-    log = EventLog(LogSettings(case.batch_size, case.stop_token, "continuous", False, model=MODEL_NAME))
+    model = f"{MODEL_NAME} {json.dumps(case.to_json())}"  # enough to re-run the reference
+    log = EventLog(LogSettings(case.batch_size, case.stop_token, "continuous", False, model=model))
     for i, r in enumerate(case.requests):
         log.arrive(0, RequestInfo(f"r{i}", tuple(r.prompt), r.max_tokens, tuple(r.stops)))
     slots: dict[int, int] = {}
@@ -38,8 +49,9 @@ def reconstruct(case: Case, trace: Trace) -> EventLog:
                 slots[i] = min(set(range(case.batch_size)) - set(slots.values()))
                 log.append(step, EventKind.ADMIT, slots[i], i)
         known = [(i, row) for i, row in rows if i in slots]
-        log.model_call(step, max(len(rows), 1), mask_bits([s in {slots[i] for i, _ in known}
-                                                           for s in range(case.batch_size)]))
+        log.model_call(
+            step, max(len(rows), 1), mask_bits([s in {slots[i] for i, _ in known} for s in range(case.batch_size)])
+        )
         answers = _answers(case, trace, step, known)
         for (i, row), token in zip(known, answers):
             log.append(step, EventKind.EMIT, slots[i], i, token, len(row) - len(case.requests[i].prompt))
@@ -50,8 +62,9 @@ def _answers(case: Case, trace: Trace, step: int, known) -> list[int]:
     """What the model answered each row: the next row of the same request holds it."""
     out = []
     for i, row in known:
-        following = next((r for n in range(step + 1, len(trace.calls)) for r in trace.rows(n)
-                          if owner(case, r) == i), None)
+        following = next(
+            (r for n in range(step + 1, len(trace.calls)) for r in trace.rows(n) if owner(case, r) == i), None
+        )
         delivered = next((t for j, t, _ in trace.callbacks if j == i), None)
         source = following if following is not None else delivered
         token = source[len(row)] if source is not None and len(source) > len(row) else None
@@ -60,9 +73,9 @@ def _answers(case: Case, trace: Trace, step: int, known) -> list[int]:
 
 
 def _reason(case: Case, i: int, tokens: list) -> FinishReason:
-    generated = tokens[len(case.requests[i].prompt):]
+    generated = tokens[len(case.requests[i].prompt) :]
     if generated and case.stop_token is not None and generated[-1] == case.stop_token:
         return FinishReason.STOP_TOKEN
-    if any(generated[-len(s):] == list(s) for s in case.requests[i].stops if len(generated) >= len(s)):
+    if any(generated[-len(s) :] == list(s) for s in case.requests[i].stops if len(generated) >= len(s)):
         return FinishReason.STOP_SEQUENCE
     return FinishReason.MAX_TOKENS

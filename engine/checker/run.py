@@ -61,8 +61,9 @@ def check_case(solution: Solution, case: Case) -> CaseResult:
     return CaseResult(case, evaluate(case, got, expected), got, expected)
 
 
-def check(path: str, class_name: str | None = None, seed: int = 0, timeout: float = DEFAULT_TIMEOUT,
-          progress=None) -> Report:
+def check(
+    path: str, class_name: str | None = None, seed: int = 0, timeout: float = DEFAULT_TIMEOUT, progress=None
+) -> Report:
     """Raises LoadError for a file that cannot be checked."""
     solution = Solution(path, class_name, timeout)
     try:
@@ -104,8 +105,10 @@ def format_report(report: Report) -> str:
             lines.append(f"  PASS  {result.case.name}: {result.case.title}")
             continue
         lines.append(f"  FAIL  {result.case.name}: {result.case.title}")
-        lines += ["        input: " + line if n == 0 else "               " + line
-                  for n, line in enumerate(result.case.describe().splitlines())]
+        lines += [
+            "        input: " + line if n == 0 else "               " + line
+            for n, line in enumerate(result.case.describe().splitlines())
+        ]
         for finding in result.findings:
             lines.append(f"        - {CHECKS[finding.check]}: {finding.message}")
             if finding.hint:
@@ -118,9 +121,14 @@ def format_report(report: Report) -> str:
         lines.append(f"  SKIP  {skipped}")
     generated_failures = sum(1 for r in report.failed if r.case.generated)
     if report.generated:
-        lines.append(f"  {report.generated} generated workloads (seeded) run; "
-                     + (f"{generated_failures} new failure(s), shrunk above" if generated_failures else
-                        "no failure beyond the ones above"))
+        lines.append(
+            f"  {report.generated} generated workloads (seeded) run; "
+            + (
+                f"{generated_failures} new failure(s), shrunk above"
+                if generated_failures
+                else "no failure beyond the ones above"
+            )
+        )
     else:
         lines.append("  generated workloads not run: the solution does not finish the cases above")
     passed = len(report.results) - len(report.failed)
@@ -135,8 +143,11 @@ def _outputs(trace: Trace) -> str:
 
 def main(args) -> int:
     try:
-        progress = (lambda name: print(f"\rchecking {name}   ", end="", file=sys.stderr, flush=True)) \
-            if sys.stderr.isatty() else None
+        progress = (
+            (lambda name: print(f"\rchecking {name}   ", end="", file=sys.stderr, flush=True))
+            if sys.stderr.isatty()
+            else None
+        )
         report = check(args.solution, args.class_name, args.seed, args.timeout, progress=progress)
         if progress:
             print(file=sys.stderr)
@@ -144,10 +155,20 @@ def main(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"class": report.class_name, "passed": len(report.results) - len(report.failed),
-                          "failed": [{"case": r.case.name, "input": r.case.describe(),
-                                      "findings": [f.__dict__ for f in r.findings]} for r in report.failed],
-                          "skipped": report.skipped}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "class": report.class_name,
+                    "passed": len(report.results) - len(report.failed),
+                    "failed": [
+                        {"case": r.case.name, "input": r.case.describe(), "findings": [f.__dict__ for f in r.findings]}
+                        for r in report.failed
+                    ],
+                    "skipped": report.skipped,
+                },
+                indent=2,
+            )
+        )
     else:
         print(format_report(report))
     if args.jsonl and report.failed:

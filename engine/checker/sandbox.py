@@ -31,7 +31,11 @@ class Solution:
     def _start(self) -> dict:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "engine.checker.worker", self.path, self.class_name or ""],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
         )
         line = self._read_line(max(self.timeout, 10.0))
         if line is None:

@@ -95,6 +95,7 @@ def run_case(engine_class, case: dict, with_stops: bool) -> Trace:
     try:
         engine = engine_class(model, case["batch_size"], case["stop_token"])
         for i, request in enumerate(case["requests"]):
+
             def deliver(tokens, i=i):
                 trace.callbacks.append([i, _plain(tokens), len(model.calls)])
 

@@ -45,14 +45,18 @@ def load_class(path: str, name: str | None):
         if name not in classes:
             raise ValueError(f"{path}: no class named {name} (classes: {', '.join(classes) or 'none'})")
         return classes[name]
-    engines = [c for c in classes.values() if callable(getattr(c, "submit_request", None))
-               and callable(getattr(c, "run", None))]
+    engines = [
+        c
+        for c in classes.values()
+        if callable(getattr(c, "submit_request", None)) and callable(getattr(c, "run", None))
+    ]
     if not engines:
         raise ValueError(f"{path}: no class with submit_request(...) and run() methods")
     preferred = [c for c in engines if c.__name__ == "BatchInferenceEngine"]
     if len(engines) > 1 and not preferred:
-        raise ValueError(f"{path}: several engine classes ({', '.join(c.__name__ for c in engines)}); pick one "
-                         "with --class")
+        raise ValueError(
+            f"{path}: several engine classes ({', '.join(c.__name__ for c in engines)}); pick one with --class"
+        )
     return (preferred or engines)[0]
 
 

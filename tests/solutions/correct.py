@@ -12,18 +12,23 @@ class BatchInferenceEngine:
         self.running = {}  # slot id -> sequence state
 
     def submit_request(self, prompt_tokens, max_tokens, callback, stop_sequences=None):
-        state = {"tokens": list(prompt_tokens), "prompt_len": len(prompt_tokens), "max_tokens": max_tokens,
-                 "callback": callback, "stops": [list(s) for s in stop_sequences or []]}
+        state = {
+            "tokens": list(prompt_tokens),
+            "prompt_len": len(prompt_tokens),
+            "max_tokens": max_tokens,
+            "callback": callback,
+            "stops": [list(s) for s in stop_sequences or []],
+        }
         if max_tokens == 0:
             callback(list(prompt_tokens))
         else:
             self.waiting.append(state)
 
     def _finished(self, state, token):
-        generated = state["tokens"][state["prompt_len"]:]
+        generated = state["tokens"][state["prompt_len"] :]
         if token == self.stop_token:
             return True
-        if any(len(generated) >= len(s) and generated[-len(s):] == s for s in state["stops"]):
+        if any(len(generated) >= len(s) and generated[-len(s) :] == s for s in state["stops"]):
             return True
         return len(generated) >= state["max_tokens"]
 

@@ -1,0 +1,78 @@
+"""The Practice tab: spot-the-bug grids, a checker's JSONL beside the reference, the opt-in editor."""
+
+import pathlib
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine import EventLog
+from engine.checker.cases import fixed_cases
+from engine.checker.reconstruct import reconstruct
+from engine.checker.run import reference
+from engine.checker.trace import run_case
+from engine.scenario import resolve_scenario
+from engine.simulate import simulate
+from engine.zoo import BUGS, CrossedResults
+from ui.practice import ALLOW_CODE, checker_pair, first_difference
+
+APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
+
+
+def practice_app() -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.query_params["tab"] = "Practice"
+    return app.run()
+
+
+def part2_logs():
+    case = next(c for c in fixed_cases() if c.name == "part2")
+    return reconstruct(case, run_case(CrossedResults, case.to_json(), True)), reconstruct(case, reference(case))
+
+
+def test_first_difference_is_the_earliest_differing_cell():
+    buggy, correct = part2_logs()
+    assert first_difference(buggy, correct) == (1, 0)
+    assert first_difference(correct, correct) is None
+
+
+def test_checker_pair_rebuilds_the_reference_of_the_same_case():
+    buggy, _ = part2_logs()
+    yours, expected = checker_pair(buggy.to_jsonl())
+    assert yours == buggy
+    assert expected.outputs() == {"r0": [100, 11], "r1": [101, 21, 22, 23], "r2": [102, 31, 32], "r3": [103, 41]}
+    with pytest.raises(ValueError, match="not written by `python -m engine check --jsonl`"):
+        checker_pair(simulate(resolve_scenario("part2-slot-refill")).to_jsonl())
+
+
+@pytest.mark.parametrize("name", list(BUGS))
+def test_every_bug_has_a_demo_with_a_difference_and_an_explanation(name):
+    app = practice_app()
+    app.selectbox(key="bug").set_value(name).run()
+    assert not app.exception
+    assert any(c.value.startswith("First difference (outlined in red): step ") for c in app.caption)
+    assert BUGS[name].avoid in "\n".join(m.value for m in app.markdown)
+    charts = [c for c in app.get("plotly_chart") if "bug_" in c.proto.id]
+    assert len(charts) == 2
+
+
+def test_the_editor_is_off_unless_the_server_opts_in(monkeypatch):
+    monkeypatch.delenv(ALLOW_CODE, raising=False)
+    assert not practice_app().text_area
+    monkeypatch.setenv(ALLOW_CODE, "1")
+    app = practice_app()
+    assert app.text_area(key="solution_code").value.startswith('"""A correct outside solution')
+    assert "never enable it on a shared server" in app.warning[0].value.lower()
+    app.text_area(key="solution_code").input(
+        (pathlib.Path(__file__).parent / "solutions" / "correct.py")
+        .read_text()
+        .replace('state["callback"](state["tokens"])', 'state["callback"](state["tokens"][:-1])')
+    ).run()
+    app.button(key="run_check").click().run()
+    report = app.code[0].value
+    assert "FAIL" in report and report.splitlines()[-1].endswith("failed")
+    assert not app.exception
+
+
+def test_an_uploaded_checker_log_needs_the_checker_header():
+    log = simulate(resolve_scenario("part2-slot-refill"))
+    assert EventLog.from_jsonl(log.to_jsonl()).settings.model is None

@@ -1,0 +1,138 @@
+"""The Practice tab: spot the bug in a zoo engine, or compare a checker's failing run with the reference.
+
+Both views draw two grids side by side from two event logs rebuilt the same way
+(`engine.checker.reconstruct`), and outline the first cell where they differ.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from engine import EventLog
+from engine.checker.cases import fixed_cases
+from engine.checker.checks import evaluate
+from engine.checker.reconstruct import case_from_log, reconstruct
+from engine.checker.run import reference
+from engine.checker.trace import run_case
+from engine.narration import narrate
+from engine.replay import Replay
+from engine.zoo import BUGS
+from ui.grid import grid_data, grid_figure
+from ui.runs import UserError, uploaded_text
+
+ALLOW_CODE = "CBL_ALLOW_CODE"  # set to 1 to allow the in-browser editor (unsafe on a shared server)
+EDITOR_TIMEOUT = 120  # seconds for a whole check run from the editor
+
+
+def first_difference(a: EventLog, b: EventLog) -> tuple[int, int] | None:
+    """The earliest (step, slot) whose emitted token or request differs between two logs."""
+
+    def cells(log: EventLog) -> dict[tuple[int, int], tuple[str, int]]:
+        return {(e.step, e.slot): (e.request_id, e.token) for e in log if e.kind == "emit"}
+
+    left, right = cells(a), cells(b)
+    differing = [key for key in set(left) | set(right) if left.get(key) != right.get(key)]
+    return min(differing) if differing else None
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def bug_demo(name: str) -> tuple[str, EventLog, EventLog]:
+    """(case description, buggy log, correct log) for the first fixed case that exposes the bug."""
+    engine = BUGS[name].engine
+    for case in fixed_cases():
+        got, want = run_case(engine, case.to_json(), True), reference(case)
+        if evaluate(case, got, want):
+            return case.title, reconstruct(case, got), reconstruct(case, want)
+    raise AssertionError(f"no fixed case exposes {name}")
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def checker_pair(text: str) -> tuple[EventLog, EventLog]:
+    """A checker's JSONL and the reference run of the same case."""
+    log = EventLog.from_jsonl(text)
+    case = case_from_log(log)
+    if case is None:
+        raise ValueError("this event log was not written by `python -m engine check --jsonl`")
+    return log, reconstruct(case, reference(case))
+
+
+def render_pair(left: EventLog, right: EventLog, labels: tuple[str, str], key: str) -> None:
+    difference = first_difference(left, right)
+    steps = max(left.num_steps, right.num_steps)
+    default = min(difference[0] if difference else 0, max(steps - 1, 0))
+    step = st.slider("Step", 0, max(steps - 1, 1), default, key=f"{key}_step") if steps > 1 else 0
+    where = f"step {difference[0]}, slot {difference[1]}" if difference else "nowhere: the grids agree"
+    st.caption(f"First difference (outlined in red): {where}.")
+    for column, log, label, side in zip(st.columns(2), (left, right), labels, ("left", "right")):
+        with column:
+            st.markdown(f"**{label}**")
+            replay = Replay(log)
+            shown = min(step, len(replay) - 1)
+            if shown < 0:
+                st.info("No steps.")
+                continue
+            figure = grid_figure(grid_data(replay, {}), shown, 0.8, highlight=difference)
+            st.plotly_chart(figure, key=f"{key}_{side}", config={"displayModeBar": False})
+            for sentence in narrate(replay, shown):
+                st.markdown(f"- {sentence}")
+
+
+def render_practice() -> None:
+    st.markdown("#### Spot the bug")
+    name = st.selectbox("A classic mistake", list(BUGS), key="bug", format_func=lambda n: BUGS[n].title)
+    bug = BUGS[name]
+    st.markdown(f"**What goes wrong.** {bug.why}  \n**How to avoid it.** {bug.avoid}")
+    title, buggy, correct = bug_demo(name)
+    st.caption(f"The checker's case: {title}. Left: the engine with this one mistake; right: the correct engine.")
+    render_pair(buggy, correct, ("With the mistake", "Correct"), "bug")
+    st.divider()
+    st.markdown("#### Your solution's failing run")
+    st.caption("Run `python -m engine check my_engine.py --jsonl failing.jsonl`, then load the file here.")
+    upload = st.file_uploader("Checker event log (.jsonl)", type=["jsonl"], key="checker_upload")
+    if upload is not None:
+        try:
+            text, _ = uploaded_text(upload)
+            yours, expected = checker_pair(text)
+        except (UserError, ValueError) as exc:
+            st.error(str(exc))
+        else:
+            render_pair(yours, expected, ("Your solution", "Reference"), "yours")
+    if os.environ.get(ALLOW_CODE) == "1":
+        render_editor()
+
+
+def render_editor() -> None:
+    """Opt-in only: runs the checker on pasted code in a subprocess with a time limit."""
+    st.divider()
+    st.markdown("#### Check code from the browser")
+    st.warning(f"{ALLOW_CODE}=1 is set: this server runs code pasted here. Never enable it on a shared server.")
+    starter = Path(__file__).resolve().parent.parent / "tests" / "solutions" / "correct.py"
+    code = st.text_area(
+        "Your BatchInferenceEngine", starter.read_text() if starter.exists() else "", height=360, key="solution_code"
+    )
+    if not st.button("Check it", key="run_check"):
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path, out = Path(folder) / "solution.py", Path(folder) / "failing.jsonl"
+        path.write_text(code)
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "engine", "check", str(path), "--jsonl", str(out)],
+                capture_output=True,
+                text=True,
+                timeout=EDITOR_TIMEOUT,
+                cwd=Path(__file__).resolve().parent.parent,
+            )
+        except subprocess.TimeoutExpired:
+            st.error(f"The check did not finish within {EDITOR_TIMEOUT} s.")
+            return
+        st.code(result.stdout or result.stderr, language="text")
+        if out.exists():
+            yours, expected = checker_pair(out.read_text())
+            render_pair(yours, expected, ("Your solution", "Reference"), "editor")
