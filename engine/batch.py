@@ -5,13 +5,18 @@ Nothing here changes a row, so a failed or wrong answer leaves the engine as it 
 
 from __future__ import annotations
 
+from array import array
+
 from .errors import ModelError
 from .request import Sequence
 from .validation import INT64_MAX, INT64_MIN, int_like
 
 
-def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequence], padded: bool) -> list[int]:
-    """Return one token per row of `rows` (slot order); raise ModelError otherwise.
+def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequence], prefixes: list[list[int]],
+               padded: bool) -> array:
+    """Return one token per row of `rows` (slot order), as a 64-bit array; raise ModelError otherwise.
+
+    `prefixes` are the rows' token lists (the ragged batch).
 
     Ragged: the model sees only the occupied slots. Padded: it sees every slot, with an
     empty prefix and a False mask entry for the free ones, and its outputs for those are
@@ -22,7 +27,6 @@ def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequenc
         prefixes = [seq.tokens if seq is not None else [] for seq in slots]
         expected = f"{_tokens(len(slots))} (one per slot, padded to batch_size)"
     else:
-        prefixes = [seq.tokens for seq in rows]
         expected = f"{_tokens(len(rows))} (one per active row)"
     try:
         answer = call(prefixes, mask) if padded else call(prefixes)
@@ -33,13 +37,23 @@ def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequenc
         raise ModelError(step, f"model returned {_tokens(len(answer))}, expected {expected}")
     if padded:
         answer = [token for token, active in zip(answer, mask) if active]
+    try:  # the fast path: one C-level conversion checks type and range of every token
+        if bool in map(type, answer):
+            raise TypeError("bool")
+        return array("q", answer)
+    except (TypeError, OverflowError):
+        _raise_for_bad_token(step, answer, rows)
+
+
+def _raise_for_bad_token(step: int, answer: list, rows: list[Sequence]) -> None:
+    """The slow path: name the first row whose token is not a 64-bit int."""
     for i, token in enumerate(answer):
         if type(token) is not int:
-            answer[i] = token = _as_int(step, token, rows[i])
+            token = _as_int(step, token, rows[i])
         if not INT64_MIN <= token <= INT64_MAX:
             where = f"slot {rows[i].slot} (request {rows[i].request_id})"
             raise ModelError(step, f"{where}: token {token} does not fit in 64 bits")
-    return answer
+    raise AssertionError("unreachable: a bad token was expected")
 
 
 def _tokens(n: int) -> str:

@@ -16,6 +16,8 @@ The order inside `step()` (see ../shared/engine-contract.md):
 
 from __future__ import annotations
 
+from array import array
+
 from .batch import call_model
 from .errors import CallbackError
 from .events import NONE, EventKind, EventLog, LogSettings, RequestInfo
@@ -47,6 +49,8 @@ class BatchInferenceEngine:
         self._cancelled: list[Sequence] = []
         self._unreported: list[tuple[str, BaseException]] = []  # callback failures not yet raised
         self._in_step = False
+        self._streams = 0  # unfinished requests with an on_token callback
+        self._batch_version, self._batch_cache = -1, None
         self.clock = 0  # the next step's number
 
     # -- the seeds' API ----------------------------------------------------------------
@@ -85,8 +89,9 @@ class BatchInferenceEngine:
             now=self.clock,
             matcher=self._matcher,
         )
-        seq.limit = self._limit(seq)
+        seq.end = seq.prompt_len + self._limit(seq)
         self._submitted += 1
+        self._streams += seq.on_token is not None
         self._live[request_id] = seq
         self._scheduler.add(seq)
         return request_id
@@ -159,9 +164,8 @@ class BatchInferenceEngine:
         self._in_step = True
         try:
             self._boundary()
-            rows = scheduler.running()
-            if rows:
-                self._decode(rows)
+            if scheduler.num_running:
+                self._decode()
             self.clock += 1
         finally:
             self._in_step = False
@@ -182,7 +186,7 @@ class BatchInferenceEngine:
                 scheduler.waiting.append(seq)
         self._apply_cancellations()  # callbacks above may have cancelled a waiting request
         for seq in scheduler.admit():
-            log.append(step, EventKind.ADMIT, seq.slot, log.request_index[seq.request_id])
+            log.append(step, EventKind.ADMIT, seq.slot, seq.log_index)
             self._admitted(seq)
 
     def _apply_cancellations(self) -> None:
@@ -197,42 +201,62 @@ class BatchInferenceEngine:
             self._finish(seq, FinishReason.CANCELLED)
 
     def _arrive(self, seq: Sequence) -> None:
-        self.event_log.arrive(
-            self.clock,
-            RequestInfo(seq.request_id, tuple(seq.tokens[: seq.prompt_len]), seq.max_tokens, seq.stop_sequences),
-        )
+        info = RequestInfo(seq.request_id, tuple(seq.tokens[: seq.prompt_len]), seq.max_tokens, seq.stop_sequences)
+        seq.log_index = self.event_log.arrive(self.clock, info)
 
-    def _decode(self, rows: list[Sequence]) -> None:
-        """Steps 2-6: one model call, one token per row, termination, eviction."""
+    def _batch(self) -> tuple[list[Sequence], list[list[int]], array, array]:
+        """The rows in slot order, their token lists, slot ids and log indices; rebuilt only
+        when a slot was taken or freed since the last step."""
+        scheduler = self._scheduler
+        if self._batch_version != scheduler.version:
+            rows = scheduler.running()
+            self._batch_cache = (rows, [seq.tokens for seq in rows], array("i", [seq.slot for seq in rows]),
+                                 array("i", [seq.log_index for seq in rows]))
+            self._batch_version = scheduler.version
+        return self._batch_cache
+
+    def _decode(self) -> None:
+        """Steps 2-6: one model call, one token per row, termination, eviction.
+
+        The hot path: per row only an append and the termination checks; the emit events
+        of the whole step are written column by column.
+        """
         step, log, stop_token = self.clock, self.event_log, self.stop_token
+        rows, prefixes, slots, requests = self._batch()
         try:
-            tokens = call_model(self._call, step, self._scheduler.slots, rows, self.padded)
+            answers = call_model(self._call, step, self._scheduler.slots, rows, prefixes, self.padded)
         except Exception as exc:
             log.error(step, NONE, NONE, str(exc))
             raise
-        log.model_call(step, self.batch_size if self.padded else len(rows), sum(1 << seq.slot for seq in rows))
-        index = log.request_index
-        finished = []
-        for seq, token in zip(self._answer_order(rows), tokens):
+        log.model_call(step, self.batch_size if self.padded else len(rows), self._scheduler.active_mask)
+        ordered = self._answer_order(rows)
+        if ordered is not rows:
+            rows, prefixes = ordered, [seq.tokens for seq in ordered]
+            slots, requests = array("i", [seq.slot for seq in rows]), array("i", [seq.log_index for seq in rows])
+        tokens = answers.tolist()
+        matches, finished = [], []
+        for seq, token in zip(rows, tokens):
             seq.tokens.append(token)
-            position = len(seq.tokens) - seq.prompt_len - 1
-            request = index[seq.request_id]
-            log.append(step, EMIT, seq.slot, request, token, position)
-            if seq.on_token is not None:
-                self._deliver(seq, seq.on_token, token)
             if token == stop_token:
-                log.append(step, STOP_MATCH, seq.slot, request, -1)
+                matches.append((seq, -1))
                 finished.append((seq, FinishReason.STOP_TOKEN))
                 continue
-            if seq.stops is not None:
-                seq.stop_state = seq.stops.advance(seq.stop_state, token)
-                matched = seq.stops.matched(seq.stop_state)
-                if matched != NO_MATCH:
-                    log.append(step, STOP_MATCH, seq.slot, request, matched)
+            stops = seq.stops
+            if stops is not None:
+                seq.stop_state = state = stops.advance(seq.stop_state, token)
+                if stops.match[state] != NO_MATCH:
+                    matches.append((seq, stops.match[state]))
                     finished.append((seq, FinishReason.STOP_SEQUENCE))
                     continue
-            if position + 1 >= seq.limit:
+            if len(seq.tokens) >= seq.end:
                 finished.append((seq, FinishReason.MAX_TOKENS))
+        log.emits(step, slots, requests, answers, map(len, prefixes))
+        if self._streams:
+            for seq, token in zip(rows, tokens):
+                if seq.on_token is not None:
+                    self._deliver(seq, seq.on_token, token)
+        for seq, matched in matches:
+            log.append(step, STOP_MATCH, seq.slot, seq.log_index, matched)
         for seq, reason in finished:
             self._finish(seq, reason)
 
@@ -240,8 +264,9 @@ class BatchInferenceEngine:
         """Evict (freeing its slot, if any) and deliver the callback exactly once."""
         log = self.event_log
         slot = NONE if seq.slot is None else seq.slot
-        log.append(self.clock, EventKind.EVICT, slot, log.request_index[seq.request_id], reason)
+        log.append(self.clock, EventKind.EVICT, slot, seq.log_index, reason)
         seq.finish_reason = reason
+        self._streams -= seq.on_token is not None
         if seq.slot is not None:
             self._release(seq)
         del self._live[seq.request_id]
@@ -275,7 +300,7 @@ class BatchInferenceEngine:
             self.event_log.error(
                 self.clock,
                 NONE if seq.slot is None else seq.slot,
-                self.event_log.request_index[seq.request_id],
+                seq.log_index,
                 f"{what} of request {seq.request_id} raised {type(exc).__name__}: {exc}",
             )
             self._unreported.append((seq.request_id, exc))

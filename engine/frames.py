@@ -50,6 +50,7 @@ def events_frame(log: EventLog) -> pd.DataFrame:
     b = np.frombuffer(log.b, dtype=np.int32) if n else np.zeros(0, np.int32)
     is_ = {k: kind == k for k in EventKind}
     ids = np.array([info.request_id for info in log.requests] + [None], dtype=object)
+    prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
     calls = np.flatnonzero(is_[EventKind.MODEL_CALL])
     masks = [mask_tuple(log.blobs[b[i]], log.settings.batch_size) for i in calls]
     matches = np.flatnonzero(is_[EventKind.STOP_MATCH])
@@ -64,7 +65,7 @@ def events_frame(log: EventLog) -> pd.DataFrame:
             "slot": _int_column(slot, slot != NONE),
             "request_id": ids[np.where(request == NONE, len(log.requests), request)],
             "token": _int_column(a, is_[EventKind.EMIT]),
-            "position": _int_column(b, is_[EventKind.EMIT]),
+            "position": _int_column(b - prompt_len[np.maximum(request, 0)] - 1, is_[EventKind.EMIT]),
             "rows": _int_column(a, is_[EventKind.MODEL_CALL]),
             "padded_rows": _int_column(np.zeros(n, np.int64), is_[EventKind.MODEL_CALL]),
             "active_mask": _object_column(n, calls, masks),

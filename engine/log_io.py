@@ -171,7 +171,7 @@ def _load_event(log: EventLog, line: _Line) -> None:
     elif kind is EventKind.ERROR:
         log.error(step, slot, request, line.str("message"))
     elif kind is EventKind.EMIT:
-        log.append(step, kind, slot, request, line.int("token"), line.int("position", minimum=0, small=True))
+        log.emit(step, slot, request, line.int("token"), line.int("position", minimum=0, small=True))
     elif kind is EventKind.STOP_MATCH:
         index = line.int("sequence_index", minimum=-1)
         if index >= len(log.requests[request].stop_sequences):

@@ -103,7 +103,8 @@ def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.Data
 
     arrive = per_request(kind == EventKind.ARRIVE, step)
     admit = per_request(kind == EventKind.ADMIT, step)
-    first = per_request((kind == EventKind.EMIT) & (b == 0), step)
+    prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
+    first = per_request((kind == EventKind.EMIT) & (b == prompt_len[request] + 1), step)
     evicts = kind == EventKind.EVICT
     finish = per_request(evicts, step)
     reason = per_request(evicts, a)

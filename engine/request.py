@@ -52,8 +52,9 @@ class Sequence:
     stop_sequences: tuple[tuple[int, ...], ...]
     arrival_step: int
     order: int  # submission order, breaks ties between equal arrival steps
-    limit: int  # generated tokens at which the row stops: max_tokens (the zoo's variants change it)
+    end: int  # len(tokens) at which the row stops: prompt + max_tokens (the zoo's variants change it)
     stop_state: int = 0  # automaton node in `stops`
+    log_index: int = -1  # row in the event log's request table, set on arrival
     slot: int | None = None
     cancel_requested: bool = False
     finish_reason: FinishReason | None = field(default=None)
@@ -61,6 +62,16 @@ class Sequence:
     @property
     def generated(self) -> int:
         return len(self.tokens) - self.prompt_len
+
+
+_last_compiled: list = [None, None, None]  # stops, matcher factory, automaton: the previous request's
+
+
+def _compiled(stops: tuple, matcher) -> StopMatcher:
+    """The automaton for `stops`, reused without hashing when a request repeats the previous stops."""
+    if stops is not _last_compiled[0] or matcher is not _last_compiled[1]:
+        _last_compiled[:] = [stops, matcher, matcher(stops)]
+    return _last_compiled[2]
 
 
 def new_sequence(
@@ -91,9 +102,9 @@ def new_sequence(
         max_tokens,
         callback,
         on_token,
-        matcher(stops) if stops else None,
+        _compiled(stops, matcher) if stops else None,
         stops,
         arrival_step=max(arrival_step or 0, now),  # a past arrival step means "now"
         order=order,
-        limit=max_tokens,
+        end=len(prompt) + max_tokens,
     )

@@ -96,7 +96,10 @@ class Scenario:
 
     def with_engine(self, **changes) -> Scenario:
         """The same scenario with other engine settings (batch size, batching, padding, stop token)."""
-        return dataclasses.replace(self, engine=dataclasses.replace(self.engine, **changes))
+        changed = dataclasses.replace(self, engine=dataclasses.replace(self.engine, **changes))
+        if "requests" in self.__dict__:  # the workload is unchanged: keep the one already generated
+            changed.__dict__["requests"] = self.__dict__["requests"]
+        return changed
 
 
 def list_scenarios(directory: Path = SCENARIO_DIR) -> list[Path]:

@@ -21,6 +21,8 @@ class Scheduler:
         self.waiting: deque[Sequence] = deque()
         self.pending: list[tuple[int, int, Sequence]] = []  # (arrival_step, order, seq)
         self.num_running = 0
+        self.active_mask = 0  # bit i set: slot i is occupied
+        self.version = 0  # changes whenever a slot is taken or freed
 
     def add(self, seq: Sequence) -> None:
         heapq.heappush(self.pending, (seq.arrival_step, seq.order, seq))
@@ -44,12 +46,16 @@ class Scheduler:
             seq = self.waiting.popleft()
             seq.slot = heapq.heappop(self.free)
             self.slots[seq.slot] = seq
+            self.active_mask |= 1 << seq.slot
             admitted.append(seq)
         self.num_running += len(admitted)
+        self.version += bool(admitted)
         return admitted
 
     def release(self, seq: Sequence) -> None:
         self.slots[seq.slot] = None
+        self.active_mask &= ~(1 << seq.slot)
+        self.version += 1
         heapq.heappush(self.free, seq.slot)
         self.num_running -= 1
 

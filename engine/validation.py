@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+from array import array
 from collections.abc import Callable
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # token ids are stored in 64-bit columns
@@ -45,14 +47,27 @@ def check_token(name: str, value: object) -> int:
 
 
 def check_tokens(name: str, value: object) -> list[int]:
+    """A new list of Python ints; one C-level conversion checks type and range on the fast path."""
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{name}: must be a list of int token ids, got {type(value).__name__}")
+    try:
+        if bool not in map(type, value):
+            return array("q", value).tolist()
+    except (TypeError, OverflowError):
+        pass
     return [check_token(f"{name}[{i}]", token) for i, token in enumerate(value)]
 
 
+_last_stops: list = [None, None, ()]  # the stop list object last checked, a deep copy of it, its checked form
+
+
 def check_stop_sequences(name: str, value: object) -> tuple[tuple[int, ...], ...]:
+    """The stop sequences as a tuple of tuples. A workload usually passes one list object to
+    every request, so re-checking that same, unchanged object costs one C-level comparison."""
     if value is None:
         return ()
+    if value is _last_stops[0] and value == _last_stops[1]:
+        return _last_stops[2]
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{name}: must be a list of token lists, got {type(value).__name__}")
     sequences = []
@@ -61,7 +76,9 @@ def check_stop_sequences(name: str, value: object) -> tuple[tuple[int, ...], ...
         if not tokens:
             raise ValueError(f"{name}[{i}]: a stop sequence must not be empty")
         sequences.append(tuple(tokens))
-    return tuple(sequences)
+    checked = tuple(sequences)
+    _last_stops[:] = [value, copy.deepcopy(value), checked]
+    return checked
 
 
 def check_callable(name: str, value: object) -> Callable | None:

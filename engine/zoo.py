@@ -70,6 +70,7 @@ class NaiveStopMatcher:
 
     def __init__(self, sequences: tuple[tuple[int, ...], ...]):
         self.sequences = sequences
+        self.match = self
 
     def advance(self, state: tuple[int, ...] | int, token: int) -> tuple[int, ...]:
         progress = state or (0,) * len(self.sequences)
@@ -80,6 +81,8 @@ class NaiveStopMatcher:
 
     def matched(self, state: tuple[int, ...]) -> int:
         return next((i for i, (s, done) in enumerate(zip(self.sequences, state)) if done == len(s)), -1)
+
+    __getitem__ = matched  # the engine reads `match[state]`
 
 
 class NaiveStopMatching(BatchInferenceEngine):

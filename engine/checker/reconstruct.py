@@ -54,7 +54,7 @@ def reconstruct(case: Case, trace: Trace) -> EventLog:
         )
         answers = _answers(case, trace, step, known)
         for (i, row), token in zip(known, answers):
-            log.append(step, EventKind.EMIT, slots[i], i, token, len(row) - len(case.requests[i].prompt))
+            log.emit(step, slots[i], i, token, len(row) - len(case.requests[i].prompt))
     return log
 
 

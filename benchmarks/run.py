@@ -1,0 +1,191 @@
+"""Performance figures, measured side by side in one process (best of several repeats).
+
+    python benchmarks/run.py [--quick] [--json]
+
+1. floor: a bare continuous-batching loop written inline (slot dict, deque, append, stop
+   and length check) on 2,000 requests × 128 tokens, batch 64, with an O(1) model;
+2. engine: `BatchInferenceEngine.run()` on the same workload and model, event log on;
+3. flatness in length: engine ns/token at 4,096-token over 64-token requests;
+4. flatness in stop sequences: 100 never-matching 4-token sequences per request over 1;
+5. scale: the Anyscale cap-1536 workload through all four `compare` configurations
+   (with the DataFrames), wall time and peak memory; bytes per stored event;
+6. the same figures for `benchmarks/naive_engine.py`;
+7. front end: building the grid figure for 64 slots × 1,000 steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+import tracemalloc
+from collections import deque
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.naive_engine import NaiveEngine  # noqa: E402
+from engine import BatchInferenceEngine  # noqa: E402
+
+BATCH = 64
+
+
+def model(batch: list[list[int]]) -> list[int]:
+    """O(1) per row, never the stop token 0."""
+    return [1] * len(batch)
+
+
+def floor_loop(requests: list[tuple[list[int], int]], batch_size: int, stop_token: int) -> None:
+    waiting = deque(requests)
+    slots: dict[int, list] = {}
+    while waiting or slots:
+        for slot in range(batch_size):
+            if slot not in slots and waiting:
+                prompt, max_tokens = waiting.popleft()
+                slots[slot] = [list(prompt), len(prompt) + max_tokens]
+        order = sorted(slots)
+        for slot, token in zip(order, model([slots[s][0] for s in order])):
+            state = slots[slot]
+            state[0].append(token)
+            if token == stop_token or len(state[0]) >= state[1]:
+                del slots[slot]
+
+
+def workload(count: int, length: int) -> list[tuple[list[int], int]]:
+    return [([i % 997 + 1, 2, 3], length) for i in range(count)]
+
+
+def best(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def engine_run(engine_class, requests, stops=None):
+    def run():
+        engine = engine_class(model, BATCH, 0)
+        for prompt, max_tokens in requests:
+            engine.submit_request(prompt, max_tokens, None, stops)
+        engine.run()
+    return run
+
+
+def ns_per_token(fn, tokens: int, repeats: int) -> float:
+    return best(fn, repeats) / tokens * 1e9
+
+
+def token_figures(engine_class, quick: bool, repeats: int) -> dict:
+    count, length = (500, 128) if quick else (2000, 128)
+    tokens = count * length
+    figures = {"ns_per_token": ns_per_token(engine_run(engine_class, workload(count, length)), tokens, repeats)}
+    total = BATCH * 4096  # one full batch of long requests, so both runs keep all 64 slots busy
+    short = ns_per_token(engine_run(engine_class, workload(total // 64, 64)), total, repeats)
+    long = ns_per_token(engine_run(engine_class, workload(total // 4096, 4096)), total, repeats)
+    figures["flatness_length"] = long / short
+    one = [[7, 7, 7, 7]]
+    hundred = [[7, 7, 7, 100 + i] for i in range(100)]
+    requests = workload(count // 2, length)
+    with_one = ns_per_token(engine_run(engine_class, requests, one), len(requests) * length, repeats)
+    with_hundred = ns_per_token(engine_run(engine_class, requests, hundred), len(requests) * length, repeats)
+    figures["flatness_stops"] = with_hundred / with_one
+    return figures
+
+
+def scale_figures() -> dict:
+    from engine.compare import compare
+    from engine.metrics import request_metrics, step_metrics
+    from engine.scenario import resolve_scenario
+    from engine.simulate import simulate
+
+    scenario = resolve_scenario("anyscale-cap1536")
+    _ = scenario.requests  # generate the workload outside the timing (it is cached on the scenario)
+    seconds = best(lambda: compare(scenario), 3)
+    gc.collect()
+    tracemalloc.start()  # a separate pass: tracing slows allocation several times over
+    compare(scenario)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    log = simulate(scenario)
+    columns = (log.step, log.kind, log.slot, log.request, log.a, log.b)
+    column_bytes = sum(c.itemsize * len(c) for c in columns)
+    steps = step_metrics(log)
+    request_metrics(log, steps=steps)
+    return {"compare_cap1536_s": seconds, "compare_peak_mib": peak / 2**20, "events": len(log),
+            "bytes_per_event": column_bytes / len(log)}
+
+
+def naive_scale() -> dict:
+    from engine.scenario import resolve_scenario
+
+    requests = [(r.prompt, r.max_tokens) for r in resolve_scenario("anyscale-cap1536").requests]
+    def two_runs() -> NaiveEngine:
+        for _ in range(2):  # no padded mode here: two ragged runs stand in for the four configurations
+            engine = NaiveEngine(model, BATCH, 0)
+            for prompt, max_tokens in requests:
+                engine.submit_request(prompt, max_tokens)
+            engine.run()
+        return engine
+
+    seconds = best(two_runs, 1)
+    gc.collect()
+    tracemalloc.start()
+    engine = two_runs()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return {"two_runs_cap1536_s": seconds, "peak_mib": peak / 2**20,
+            "bytes_per_event": sum(sys.getsizeof(e) + sum(sys.getsizeof(v) for v in e.values())
+                                   for e in engine.events[:10_000]) / min(len(engine.events), 10_000)}
+
+
+def grid_figure_seconds(repeats: int) -> float:
+    import numpy as np
+
+    from ui.grid import GridData, grid_figure
+
+    slots, steps = 64, 1000
+    data = GridData(slots, np.random.default_rng(0).integers(0, 14, (slots, steps)).astype(np.int16),
+                    np.full((slots, steps), "7", dtype=object), np.full((slots, steps), "slot · step", dtype=object))
+    return best(lambda: grid_figure(data, steps - 1).to_json(), repeats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="smaller workloads, fewer repeats")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    repeats = 2 if args.quick else 5
+    count = 500 if args.quick else 2000
+    floor = ns_per_token(lambda: floor_loop(workload(count, 128), BATCH, 0), count * 128, repeats)
+    engine = token_figures(BatchInferenceEngine, args.quick, repeats)
+    naive = token_figures(NaiveEngine, args.quick, repeats)
+    results = {
+        "floor_ns_per_token": floor,
+        "engine": {**engine, "ratio_to_floor": engine["ns_per_token"] / floor, **scale_figures()},
+        "naive": {**naive, "ratio_to_floor": naive["ns_per_token"] / floor, **naive_scale()},
+        "grid_figure_64x1000_s": grid_figure_seconds(repeats),
+    }
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    e, n = results["engine"], results["naive"]
+    print(f"floor (bare loop)                 {floor:8.0f} ns/token")
+    print(f"{'':34}{'engine':>12}{'naive':>12}   target")
+    print(f"{'ns per token':34}{e['ns_per_token']:12.0f}{n['ns_per_token']:12.0f}")
+    print(f"{'ratio to the floor':34}{e['ratio_to_floor']:12.2f}{n['ratio_to_floor']:12.2f}   <= 4 (aim 2.5)")
+    print(f"{'flatness: 4,096 / 64 tokens':34}{e['flatness_length']:12.2f}{n['flatness_length']:12.2f}   <= 1.25")
+    print(f"{'flatness: 100 / 1 stop sequences':34}{e['flatness_stops']:12.2f}{n['flatness_stops']:12.2f}   <= 1.25")
+    print(f"{'bytes per stored event':34}{e['bytes_per_event']:12.1f}{n['bytes_per_event']:12.1f}   <= 64")
+    print(f"compare, Anyscale cap 1536, 4 configurations + DataFrames: {e['compare_cap1536_s']:.2f} s "
+          f"(target < 2 s), peak {e['compare_peak_mib']:.0f} MiB, {e['events']:,} events per run")
+    print(f"naive engine, the same workload run twice: {n['two_runs_cap1536_s']:.2f} s, peak {n['peak_mib']:.0f} MiB")
+    print(f"grid figure, 64 slots x 1,000 steps (last 200 shown): {results['grid_figure_64x1000_s'] * 1e3:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
