@@ -12,8 +12,9 @@ from .request import Sequence
 from .validation import INT64_MAX, INT64_MIN, int_like
 
 
-def call_model(call, step: int, slots: list[Sequence | None], rows: list[Sequence], prefixes: list[list[int]],
-               padded: bool) -> array:
+def call_model(
+    call, step: int, slots: list[Sequence | None], rows: list[Sequence], prefixes: list[list[int]], padded: bool
+) -> array:
     """Return one token per row of `rows` (slot order), as a 64-bit array; raise ModelError otherwise.
 
     `prefixes` are the rows' token lists (the ragged batch).

@@ -21,16 +21,17 @@ from array import array
 from .batch import call_model
 from .errors import CallbackError
 from .events import NONE, EventKind, EventLog, LogSettings, RequestInfo
+from .hooks import EngineHooks
 from .models import model_caller
 from .request import FinishReason, Sequence, new_sequence
 from .scheduler import Scheduler
-from .stops import NO_MATCH, stop_matcher
+from .stops import NO_MATCH
 from .validation import MAX_BATCH_SIZE, check_bool, check_choice, check_int, check_token
 
 EMIT, STOP_MATCH = EventKind.EMIT, EventKind.STOP_MATCH
 
 
-class BatchInferenceEngine:
+class BatchInferenceEngine(EngineHooks):
     def __init__(
         self, model, batch_size: int, stop_token: int | None, *, batching: str = "continuous", padded: bool = False
     ):
@@ -210,8 +211,12 @@ class BatchInferenceEngine:
         scheduler = self._scheduler
         if self._batch_version != scheduler.version:
             rows = scheduler.running()
-            self._batch_cache = (rows, [seq.tokens for seq in rows], array("i", [seq.slot for seq in rows]),
-                                 array("i", [seq.log_index for seq in rows]))
+            self._batch_cache = (
+                rows,
+                [seq.tokens for seq in rows],
+                array("i", [seq.slot for seq in rows]),
+                array("i", [seq.log_index for seq in rows]),
+            )
             self._batch_version = scheduler.version
         return self._batch_cache
 
@@ -272,25 +277,6 @@ class BatchInferenceEngine:
         del self._live[seq.request_id]
         if seq.callback is not None:
             self._deliver(seq, seq.callback, self._delivered(seq))
-
-    # -- hooks: engine/zoo.py overrides one each to show a classic mistake ---------------
-    # Each runs once per request or per step, never per token. Defaults are correct.
-    _matcher = staticmethod(stop_matcher)  # stop-sequence automaton factory
-
-    def _limit(self, seq: Sequence) -> int:
-        return seq.max_tokens  # generated tokens only
-
-    def _admitted(self, seq: Sequence) -> None:
-        """Called after `seq` takes its slot."""
-
-    def _answer_order(self, rows: list[Sequence]) -> list[Sequence]:
-        return rows  # answers map back to the rows in the order they were sent
-
-    def _release(self, seq: Sequence) -> None:
-        self._scheduler.release(seq)
-
-    def _delivered(self, seq: Sequence) -> list[int]:
-        return seq.tokens  # prompt + generated, stop token included
 
     def _deliver(self, seq: Sequence, function, value) -> None:
         try:
