@@ -6,7 +6,8 @@ Controls live in `ui/controls.py`, the cached runs in `ui/runs.py`, the views in
 
 import streamlit as st
 
-from ui.controls import UPLOAD, playback_ui, scenario_ui, settings_ui, step_to_url
+from ui import url
+from ui.controls import UPLOAD, playback_ui, scenario_ui, settings_ui
 from ui.practice import render_practice
 from ui.runs import Overrides, UserError, load
 from ui.stage import render_stage
@@ -30,6 +31,8 @@ with st.sidebar:
     name, upload, scenario = scenario_ui()
     replaying = upload is not None and upload.name.endswith(".jsonl")
     overrides = Overrides() if replaying else settings_ui(scenario)
+    if replaying or upload is None and name == UPLOAD:
+        url.save({"scenario": name})
 if name == UPLOAD and upload is None:
     st.info(
         "Choose a scenario TOML or an event-log JSONL in the sidebar (up to 5 MB). Nothing you upload is run "
@@ -68,7 +71,7 @@ def stage() -> None:
     step = 0
     if last_step:
         step = st.slider("Step", 0, last_step, key="step", on_change=lambda: st.session_state.update(dragged=True))
-    step_to_url(step)
+    url.save_step(step)
     render_stage(run, step, presentation)
 
 

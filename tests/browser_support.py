@@ -101,3 +101,12 @@ def open_app(page, url: str, query: str = "") -> None:
     page.goto(f"{url}/{query}")
     page.wait_for_selector(".js-plotly-plot", timeout=60_000)
     page.wait_for_selector("input[aria-label='Step']", timeout=60_000)
+
+
+def wait_for_url(page, fragment: str, present: bool = True, timeout: float = 15.0) -> None:
+    """The page URL (which Streamlit updates after a rerun) gains or loses `fragment`."""
+    deadline = time.monotonic() + timeout
+    while (fragment in page.url) != present:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"URL {page.url} {'lacks' if present else 'still has'} {fragment!r}")
+        time.sleep(0.05)

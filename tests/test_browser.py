@@ -19,6 +19,7 @@ from tests.browser_support import (
     step_value,
     streamlit_server,
     wait_for_step,
+    wait_for_url,
 )
 
 if not os.path.exists(CHROMIUM):
@@ -67,7 +68,7 @@ def test_grid_renders_and_next_advances_it(page, url):
     page.get_by_role("button", name="Next").click()
     wait_for_step(page, 1)
     page.get_by_text("Request C is admitted into slot 0 from the queue.").wait_for(timeout=15_000)
-    assert "step=1" in page.url
+    wait_for_url(page, "step=1")
     no_exception(page)
     screenshot(page, "part2-step1")
 
@@ -144,7 +145,8 @@ def test_choosing_another_scenario_resets_the_step(page, url):
     page.get_by_role("option", name="stop-sequences").click()
     page.get_by_text("Multi-token stop sequences, across steps and overlapping").wait_for(timeout=15_000)
     wait_for_step(page, 0)
-    assert "step=" not in page.url
+    wait_for_url(page, "step=", present=False)
+    wait_for_url(page, "scenario=stop-sequences")
 
 
 def test_spot_the_bug_shows_both_grids(page, url):
@@ -155,3 +157,16 @@ def test_spot_the_bug_shows_both_grids(page, url):
     time.sleep(1.0)
     no_exception(page)
     screenshot(page, "spot-the-bug")
+
+
+def test_a_copied_link_keeps_settings_that_differ_from_the_scenario(page, url, browser):
+    open_app(page, url, "?scenario=static-vs-continuous")
+    page.get_by_text("continuous", exact=True).click()
+    wait_for_url(page, "batching=continuous")
+    link = page.url
+    fresh = browser.new_page(viewport=VIEWPORT)  # a new session: only the link carries the settings
+    open_app(fresh, url, "?" + link.split("?", 1)[1] + "&step=1")
+    fresh.get_by_role("button", name="Next").click()
+    fresh.get_by_text("Request D is admitted into slot 0 from the queue.").wait_for(timeout=15_000)
+    no_exception(fresh)
+    fresh.close()

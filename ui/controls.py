@@ -1,7 +1,7 @@
 """Sidebar and playback controls: `*_ui()` functions that draw widgets and return plain values.
 
-Every widget that defines the view is bound to the URL's query parameters
-(`bind="query-params"`), so a copied link opens the same scenario, settings and step.
+Widgets read their values from session state, seeded from the scenario's own settings
+and, on a session's first run, from the URL (`ui/url.py`), which they also keep current.
 """
 
 from __future__ import annotations
@@ -9,25 +9,12 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.scenario import Scenario, list_scenarios, resolve_scenario
+from ui import url
 from ui.runs import Overrides, UserError, parse_stop_sequences
 
 UPLOAD = "upload"  # the scenario choice that shows the file uploader
 SPEEDS = [0.5, 1.0, 2.0, 4.0, 8.0]  # steps per second
 MAX_WORKLOAD = 5_000  # requests a generated workload may have in the app
-SETTING_KEYS = [
-    "batch_size",
-    "stop_token",
-    "stop_sequences",
-    "padded",
-    "batching",
-    "model_seed",
-    "stop_chance",
-    "workload_count",
-    "workload_seed",
-    "step",
-    "play",
-]
-URL = {"bind": "query-params"}
 
 
 def scenario_defaults(scenario: Scenario | None) -> dict:
@@ -62,13 +49,14 @@ def _reset_settings() -> None:
 
 def scenario_ui() -> tuple[str, object | None, Scenario | None]:
     names = [path.stem for path in list_scenarios()]
-    st.session_state.setdefault("scenario", "part2-slot-refill")
+    url.load_once()
+    if st.session_state.get("scenario") not in [*names, UPLOAD]:
+        st.session_state.scenario = "part2-slot-refill"
     name = st.selectbox(
         "Scenario",
         [*names, UPLOAD],
         key="scenario",
         on_change=_reset_settings,
-        **URL,
         format_func=lambda n: "Upload a file (.toml or .jsonl)…" if n == UPLOAD else n,
     )
     if name != UPLOAD:
@@ -84,22 +72,32 @@ def settings_ui(scenario: Scenario | None) -> Overrides:
     """
     for key, value in scenario_defaults(scenario).items():
         st.session_state.setdefault(key, value)
-    batch_size = st.number_input("Batch size (slots)", 1, 256, key="batch_size", **URL)
-    stop_token = st.number_input("Stop token (empty: none)", step=1, key="stop_token", placeholder="none", **URL)
+    batch_size = st.number_input("Batch size (slots)", 1, 256, key="batch_size")
+    stop_token = st.number_input("Stop token (empty: none)", step=1, key="stop_token", placeholder="none")
     stop_text = st.text_input(
         "Extra stop sequences for every request",
         key="stop_sequences",
         placeholder="7 8; 3 3 4",
-        **URL,
     )
-    padded = st.toggle("Padded batches (fixed shape + mask)", key="padded", **URL)
-    batching = st.radio("Batching", ["continuous", "static"], horizontal=True, key="batching", **URL)
+    padded = st.toggle("Padded batches (fixed shape + mask)", key="padded")
+    batching = st.radio("Batching", ["continuous", "static"], horizontal=True, key="batching")
     stops = ()
     try:
         stops = parse_stop_sequences(stop_text or "")
     except UserError as exc:
         st.error(str(exc))
     knobs = _knobs_ui(scenario) if scenario else {}
+    url.save(
+        {
+            "scenario": st.session_state.scenario,
+            "batch_size": batch_size,
+            "stop_token": stop_token,
+            "stop_sequences": stop_text,
+            "padded": padded,
+            "batching": batching,
+            **knobs,
+        }
+    )
     overrides = Overrides(
         batch_size=int(batch_size),
         stop_token=None if stop_token is None else int(stop_token),
@@ -116,22 +114,13 @@ def _knobs_ui(scenario: Scenario) -> dict:
     knobs = {}
     if scenario.model.kind == "simulated":
         st.caption("Model: SimulatedLLM")
-        knobs["model_seed"] = int(st.number_input("Model seed", 0, 10**6, key="model_seed", **URL))
-        knobs["stop_chance"] = st.slider(
-            "Chance of the stop token per token", 0.0, 1.0, step=0.01, key="stop_chance", **URL
-        )
+        knobs["model_seed"] = int(st.number_input("Model seed", 0, 10**6, key="model_seed"))
+        knobs["stop_chance"] = st.slider("Chance of the stop token per token", 0.0, 1.0, step=0.01, key="stop_chance")
     if scenario.workload is not None:
         st.caption("Generated workload")
-        knobs["workload_count"] = int(st.number_input("Requests", 1, MAX_WORKLOAD, key="workload_count", **URL))
-        knobs["workload_seed"] = int(st.number_input("Workload seed", 0, 10**6, key="workload_seed", **URL))
+        knobs["workload_count"] = int(st.number_input("Requests", 1, MAX_WORKLOAD, key="workload_count"))
+        knobs["workload_seed"] = int(st.number_input("Workload seed", 0, 10**6, key="workload_seed"))
     return knobs
-
-
-def step_to_url(step: int) -> None:
-    if step:
-        st.query_params["step"] = str(step)
-    else:
-        st.query_params.pop("step", None)
 
 
 def _move(delta: int, last: int) -> None:
@@ -144,16 +133,8 @@ def _toggle_play() -> None:
 
 
 def playback_ui(last_step: int) -> tuple[bool, float]:
-    """prev / next / play / speed; returns (playing, steps per second).
-
-    NOTE: `step` is synced with the URL by hand (`step_to_url`), not with bind: its
-    slider's maximum changes with the run, and a bound widget whose parameters change
-    is re-initialised from the URL, which would undo a reset to step 0.
-    """
-    if "step" not in st.session_state:
-        raw = st.query_params.get("step", "0")
-        st.session_state.step = int(raw) if raw.isdigit() else 0
-    st.session_state.step = min(st.session_state.step, last_step)
+    """prev / next / play / speed; returns (playing, steps per second)."""
+    st.session_state.step = min(st.session_state.get("step", 0), last_step)
     prev, nxt, play, key, speed = st.columns([1, 1, 0.8, 1, 2], vertical_alignment="center")
     prev.button("◀ Prev", key="prev", on_click=_move, args=(-1, last_step), shortcut="Left", width="stretch")
     nxt.button("Next ▶", key="next", on_click=_move, args=(1, last_step), shortcut="Right", width="stretch")

@@ -1,0 +1,107 @@
+"""The page URL's query parameters hold the scenario, its settings and the step, so a copied
+link opens exactly the same view.
+
+NOTE: these are synced by hand rather than with `bind="query-params"`. A bound widget
+drops its parameter whenever its value equals the widget's own default (the first option,
+the minimum), but here the defaults come from each scenario, so a shared link would lose
+settings; and a bound widget whose parameters change (the step slider's maximum) is
+re-initialised from the URL, undoing a reset. Only constant-default widgets (tab,
+presentation) use bind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+import streamlit as st
+
+
+def _int(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise ValueError(text)
+        return value
+
+    return parse
+
+
+def _float(low: float, high: float) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = float(text)
+        if not low <= value <= high:
+            raise ValueError(text)
+        return value
+
+    return parse
+
+
+def _bool(text: str) -> bool:
+    if text not in ("true", "false"):
+        raise ValueError(text)
+    return text == "true"
+
+
+def _stop_token(text: str) -> int | None:
+    return None if text == "none" else int(text)
+
+
+def _batching(text: str) -> str:
+    if text not in ("continuous", "static"):
+        raise ValueError(text)
+    return text
+
+
+PARSERS: dict[str, Callable[[str], object]] = {
+    "scenario": str,
+    "batch_size": _int(1, 256),
+    "stop_token": _stop_token,
+    "stop_sequences": str,
+    "padded": _bool,
+    "batching": _batching,
+    "model_seed": _int(0, 10**6),
+    "stop_chance": _float(0.0, 1.0),
+    "workload_count": _int(1, 5_000),
+    "workload_seed": _int(0, 10**6),
+    "step": _int(0, 2**31 - 1),
+}
+
+
+def load_once() -> None:
+    """On a session's first run, copy valid URL parameters into session state (bad ones are ignored)."""
+    if st.session_state.get("url_loaded"):
+        return
+    st.session_state.url_loaded = True
+    for key, parse in PARSERS.items():
+        if key in st.query_params:
+            with contextlib.suppress(ValueError):
+                st.session_state[key] = parse(st.query_params[key])
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def save(values: dict[str, object]) -> None:
+    """Write these settings to the URL and drop the ones this view no longer has (the step
+    is written by `save_step`)."""
+    for key in PARSERS:
+        if key != "step":
+            _put(key, values.get(key, ""))
+
+
+def save_step(step: int) -> None:
+    _put("step", step or "")
+
+
+def _put(key: str, value: object) -> None:
+    if value == "":
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get(key) != _text(value):
+        st.query_params[key] = _text(value)
