@@ -101,6 +101,13 @@ def open_app(page, url: str, query: str = "") -> None:
     page.goto(f"{url}/{query}")
     page.wait_for_selector(".js-plotly-plot", timeout=60_000)
     page.wait_for_selector("input[aria-label='Step']", timeout=60_000)
+    wait_until_idle(page)
+
+
+def wait_until_idle(page, timeout: float = 30.0) -> None:
+    """Until Streamlit's 'running' indicator has gone: clicks during a rerun can be lost."""
+    page.wait_for_timeout(300)
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="hidden", timeout=timeout * 1000)
 
 
 def wait_for_url(page, fragment: str, present: bool = True, timeout: float = 15.0) -> None:

@@ -161,7 +161,13 @@ def test_spot_the_bug_shows_both_grids(page, url):
 
 def test_a_copied_link_keeps_settings_that_differ_from_the_scenario(page, url, browser):
     open_app(page, url, "?scenario=static-vs-continuous")
-    page.get_by_text("continuous", exact=True).click()
+    for _ in range(3):  # right after a page load Streamlit can drop a click; retry until it lands
+        page.get_by_text("continuous", exact=True).click()
+        try:
+            wait_for_url(page, "batching=continuous", timeout=5)
+            break
+        except AssertionError:
+            continue
     wait_for_url(page, "batching=continuous")
     link = page.url
     fresh = browser.new_page(viewport=VIEWPORT)  # a new session: only the link carries the settings
