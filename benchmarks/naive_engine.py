@@ -19,8 +19,15 @@ class NaiveEngine:
         self.step_number = 0
 
     def submit_request(self, prompt_tokens, max_tokens, callback=None, stop_sequences=None):
-        self.waiting.append({"tokens": list(prompt_tokens), "prompt_len": len(prompt_tokens),
-                             "max_tokens": max_tokens, "callback": callback, "stops": stop_sequences or []})
+        self.waiting.append(
+            {
+                "tokens": list(prompt_tokens),
+                "prompt_len": len(prompt_tokens),
+                "max_tokens": max_tokens,
+                "callback": callback,
+                "stops": stop_sequences or [],
+            }
+        )
 
     def run(self) -> None:
         while self.waiting or self.slots:
@@ -35,12 +42,19 @@ class NaiveEngine:
             for slot, token in zip(order, answers):
                 state = self.slots[slot]
                 state["tokens"].append(token)
-                generated = state["tokens"][state["prompt_len"]:]
-                self.events.append({"step": self.step_number, "kind": "emit", "slot": slot, "token": token,
-                                    "position": len(generated) - 1})
+                generated = state["tokens"][state["prompt_len"] :]
+                self.events.append(
+                    {
+                        "step": self.step_number,
+                        "kind": "emit",
+                        "slot": slot,
+                        "token": token,
+                        "position": len(generated) - 1,
+                    }
+                )
                 done = token == self.stop_token or len(generated) >= state["max_tokens"]
                 for stop in state["stops"]:
-                    if generated[-len(stop):] == stop:
+                    if generated[-len(stop) :] == stop:
                         done = True
                 if done:
                     del self.slots[slot]

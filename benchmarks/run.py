@@ -73,6 +73,7 @@ def engine_run(engine_class, requests, stops=None):
         for prompt, max_tokens in requests:
             engine.submit_request(prompt, max_tokens, None, stops)
         engine.run()
+
     return run
 
 
@@ -116,8 +117,12 @@ def scale_figures() -> dict:
     column_bytes = sum(c.itemsize * len(c) for c in columns)
     steps = step_metrics(log)
     request_metrics(log, steps=steps)
-    return {"compare_cap1536_s": seconds, "compare_peak_mib": peak / 2**20, "events": len(log),
-            "bytes_per_event": column_bytes / len(log)}
+    return {
+        "compare_cap1536_s": seconds,
+        "compare_peak_mib": peak / 2**20,
+        "events": len(log),
+        "bytes_per_event": column_bytes / len(log),
+    }
 
 
 def naive_scale() -> dict:
@@ -143,9 +148,13 @@ def naive_scale() -> dict:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     sample = engine.events[:10_000]
-    return {"compare_cap1536_s": seconds, "compare_peak_mib": peak / 2**20, "events": len(engine.events),
-            "bytes_per_event": sum(sys.getsizeof(e) + sum(sys.getsizeof(v) for v in e.values()) for e in sample)
-            / len(sample)}
+    return {
+        "compare_cap1536_s": seconds,
+        "compare_peak_mib": peak / 2**20,
+        "events": len(engine.events),
+        "bytes_per_event": sum(sys.getsizeof(e) + sum(sys.getsizeof(v) for v in e.values()) for e in sample)
+        / len(sample),
+    }
 
 
 def grid_figure_seconds(repeats: int) -> float:
@@ -154,8 +163,12 @@ def grid_figure_seconds(repeats: int) -> float:
     from ui.grid import GridData, grid_figure
 
     slots, steps = 64, 1000
-    data = GridData(slots, np.random.default_rng(0).integers(0, 14, (slots, steps)).astype(np.int16),
-                    np.full((slots, steps), "7", dtype=object), np.full((slots, steps), "slot · step", dtype=object))
+    data = GridData(
+        slots,
+        np.random.default_rng(0).integers(0, 14, (slots, steps)).astype(np.int16),
+        np.full((slots, steps), "7", dtype=object),
+        np.full((slots, steps), "slot · step", dtype=object),
+    )
     return best(lambda: grid_figure(data, steps - 1).to_json(), repeats)
 
 
@@ -186,10 +199,14 @@ def main() -> None:
     print(f"{'flatness: 4,096 / 64 tokens':34}{e['flatness_length']:12.2f}{n['flatness_length']:12.2f}   <= 1.25")
     print(f"{'flatness: 100 / 1 stop sequences':34}{e['flatness_stops']:12.2f}{n['flatness_stops']:12.2f}   <= 1.25")
     print(f"{'bytes per stored event':34}{e['bytes_per_event']:12.1f}{n['bytes_per_event']:12.1f}   <= 64")
-    print(f"compare, Anyscale cap 1536, 4 configurations + DataFrames: {e['compare_cap1536_s']:.2f} s "
-          f"(target < 2 s), peak {e['compare_peak_mib']:.0f} MiB, {e['events']:,} events per run")
-    print(f"naive engine, the same workload and model run 4 times (no metrics): {n['compare_cap1536_s']:.2f} s, "
-          f"peak {n['compare_peak_mib']:.0f} MiB")
+    print(
+        f"compare, Anyscale cap 1536, 4 configurations + DataFrames: {e['compare_cap1536_s']:.2f} s "
+        f"(target < 2 s), peak {e['compare_peak_mib']:.0f} MiB, {e['events']:,} events per run"
+    )
+    print(
+        f"naive engine, the same workload and model run 4 times (no metrics): {n['compare_cap1536_s']:.2f} s, "
+        f"peak {n['compare_peak_mib']:.0f} MiB"
+    )
     print(f"grid figure, 64 slots x 1,000 steps (last 200 shown): {results['grid_figure_64x1000_s'] * 1e3:.0f} ms")
 
 

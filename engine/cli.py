@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("list", help="list the built-in scenarios")
     run = commands.add_parser("run", help="run a scenario or a generated workload and print a summary")
     run.add_argument("scenario", nargs="?", help="scenario file or built-in name (default: a generated workload)")
-    run.add_argument("--requests", type=int, help="generated workload: number of requests (default 100)")
+    run.add_argument("--requests", type=_positive, help="generated workload: number of requests (default 100)")
     run.add_argument("--max-tokens", type=int, default=64, help="generated workload: budgets drawn from 1..N")
     run.add_argument("--seed", type=int, default=0, help="generated workload: seeds the workload and the model")
     run.add_argument("--narrate", action="store_true", help="print the narration of every step")
@@ -56,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--static", action="store_true", help="static batching (default: the scenario's)")
     run.add_argument("--padded", action="store_true", help="padded batches (default: the scenario's)")
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def _cost_options(parser: argparse.ArgumentParser) -> None:
@@ -180,8 +187,9 @@ def compare_command(args: argparse.Namespace) -> int:
     for name in CONFIGURATIONS:
         print(f"{name:<18}" + "".join(f"{_format(c, results[name][c]):>16}" for c in columns))
     throughput = {name: result["throughput_tokens_per_s"] for name, result in results.items()}
-    ratio = throughput["continuous-ragged"] / throughput["static-ragged"]
-    print(f"continuous / static throughput (ragged): {ratio:.2f}x")
+    static = throughput["static-ragged"]
+    ratio = f"{throughput['continuous-ragged'] / static:.2f}x" if static else "- (no tokens were generated)"
+    print(f"continuous / static throughput (ragged): {ratio}")
     return 0
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from array import array
 
 from .batch import call_model
-from .errors import CallbackError
+from .errors import CallbackError, ModelError
 from .events import NONE, EventKind, EventLog, LogSettings, RequestInfo
 from .hooks import EngineHooks
 from .models import model_caller
@@ -132,8 +132,19 @@ class BatchInferenceEngine(EngineHooks):
                     break
             except CallbackError as exc:
                 failures.extend(exc.failures)
+            except ModelError:
+                self._unreported[:0] = failures  # reported by the run that resumes
+                raise
         if failures:
             raise CallbackError(failures)
+
+    @property
+    def next_step(self) -> int:
+        """The number the next `step()` will have (it jumps ahead when only future arrivals remain)."""
+        scheduler = self._scheduler
+        if scheduler.num_running or scheduler.waiting or self._cancelled or not scheduler.pending:
+            return self.clock
+        return max(self.clock, scheduler.next_arrival())
 
     def has_work(self) -> bool:
         return self._scheduler.has_work() or bool(self._cancelled)
@@ -160,8 +171,7 @@ class BatchInferenceEngine(EngineHooks):
         if not self.has_work():
             return False
         scheduler = self._scheduler
-        if not (scheduler.num_running or scheduler.waiting or self._cancelled):
-            self.clock = max(self.clock, scheduler.next_arrival())  # idle until the next arrival
+        self.clock = self.next_step  # idle until the next arrival
         self._in_step = True
         try:
             self._boundary()

@@ -120,9 +120,52 @@ def load_jsonl(text: str) -> EventLog:
         except json.JSONDecodeError as exc:
             raise ValueError(f"line {number}: not valid JSON ({exc.msg})") from None
     log = EventLog(_settings(parsed[0]))
+    structure = _Structure()
     for line in parsed[1:]:
         _load_event(log, line)
+        structure.check(log, line)
     return log
+
+
+class _Structure:
+    """Checks that the events tell a possible story, so a replay of the file cannot fail later:
+    a request is admitted once into a free slot, emits only from its own slot, in order,
+    and is delivered once."""
+
+    def __init__(self):
+        self.owner: dict[int, int] = {}  # slot -> request index
+        self.slot_of: dict[int, int] = {}  # request index -> slot
+        self.admitted: set[int] = set()
+        self.done: set[int] = set()
+        self.emitted: dict[int, int] = {}  # request index -> tokens so far
+
+    def check(self, log: EventLog, line: _Line) -> None:
+        i = len(log) - 1
+        kind, slot, request = EventKind(log.kind[i]), log.slot[i], log.request[i]
+        name = log.request_id(request)
+        if request != NONE and request in self.done and kind is not EventKind.ERROR:
+            raise line.fail("request_id", f"{name} was already delivered")
+        if kind is EventKind.ADMIT:
+            if slot == NONE or slot in self.owner:
+                raise line.fail("slot", "an admission needs a free slot")
+            if request in self.admitted:
+                raise line.fail("request_id", f"{name} is admitted twice")
+            self.owner[slot], self.slot_of[request] = request, slot
+            self.admitted.add(request)
+        elif kind in (EventKind.EMIT, EventKind.STOP_MATCH):
+            if slot == NONE or self.owner.get(slot) != request:
+                raise line.fail("slot", f"{name} does not hold this slot")
+            if kind is EventKind.EMIT:
+                position = log[i].position
+                if position != self.emitted.get(request, 0):
+                    raise line.fail("position", f"expected position {self.emitted.get(request, 0)} for {name}")
+                self.emitted[request] = position + 1
+        elif kind is EventKind.EVICT:
+            if slot != self.slot_of.get(request, NONE):  # NONE: it must hold no slot
+                raise line.fail("slot", f"{name} is evicted from a slot it does not hold")
+            if slot != NONE:
+                del self.owner[slot], self.slot_of[request]
+            self.done.add(request)
 
 
 def _load_event(log: EventLog, line: _Line) -> None:

@@ -140,7 +140,7 @@ def _rows(replay: Replay, state, vocabulary: dict[int, str]) -> list[str]:
             "stop_token": ", the stop token",
             "stop_sequence": f", completing stop sequence {list(row.stop_sequence or ())}",
             "max_tokens": f", reaching max_tokens = {row.generated}",
-        }[row.finish_reason]
+        }.get(row.finish_reason, f" and ends ({row.finish_reason})")
         received = tokens_text(replay.outputs[row.request_id])
         sentences.append((True, f"{head}{why}; it is evicted and its callback receives {received}."))
     if quiet <= MAX_QUIET_ROWS:

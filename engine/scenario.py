@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .scenario_types import EngineConfig, ModelConfig, RequestSpec, Scenario, WorkloadConfig
 from .toml_reader import ScenarioError, Table
-from .validation import MAX_BATCH_SIZE, MAX_STEP
+from .validation import INT64_MAX, INT64_MIN, MAX_BATCH_SIZE, MAX_STEP
 from .workload import ARRIVALS, DISTRIBUTIONS
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
@@ -89,7 +89,7 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
 def _engine(t: Table) -> EngineConfig:
     config = EngineConfig(
         batch_size=t.int("batch_size", 4, minimum=1, maximum=MAX_BATCH_SIZE),
-        stop_token=t.int("stop_token", None),
+        stop_token=t.int("stop_token", None, minimum=INT64_MIN, maximum=INT64_MAX),
         batching=t.str("batching", "continuous", choices=("continuous", "static")),
         padded=t.bool("padded", False),
     )
@@ -103,9 +103,11 @@ def _model(t: Table, engine: EngineConfig) -> ModelConfig:
         kind=kind,
         seed=t.int("seed", 0),
         vocab_size=t.int("vocab_size", 1000, minimum=2),
-        eos_token=t.int("eos_token", engine.stop_token if engine.stop_token is not None else 0),
+        eos_token=t.int(
+            "eos_token", engine.stop_token if engine.stop_token is not None else 0, minimum=INT64_MIN, maximum=INT64_MAX
+        ),
         stop_chance=t.number("stop_chance", 0.1, maximum=1.0),
-        filler=t.int("filler", 1),
+        filler=t.int("filler", 1, minimum=INT64_MIN, maximum=INT64_MAX),
         fail_calls=tuple(t.tokens("fail_calls", [])),
     )
     if any(call < 0 for call in config.fail_calls):
@@ -142,7 +144,7 @@ def _workload(t: Table) -> WorkloadConfig:
         isinstance(length, list)
         and len(length) == 2
         and all(type(n) is int for n in length)
-        and 0 <= length[0] <= length[1]
+        and 0 <= length[0] <= length[1] <= MAX_LENGTH
     ):
         raise t.fail("prompt_len", f"must be an integer 0..{MAX_LENGTH} or a range [min, max]", length)
     output, arrival = t.table("output", required=True), t.table("arrival") or Table(t.source, {}, t.where("arrival"))

@@ -20,6 +20,10 @@ from .toml_reader import ScenarioError
 PROGRESS_EVERY = 2_000  # steps between progress reports
 
 
+class SimulatedFault(RuntimeError):
+    """The fault a scenario's `fail_calls` asks for; the only model error `simulate` retries."""
+
+
 class FaultyModel:
     """Wraps a model so that the listed call attempts raise (a simulated GPU fault)."""
 
@@ -29,7 +33,7 @@ class FaultyModel:
     def _attempt(self) -> None:
         self.attempts += 1
         if self.attempts - 1 in self.fail_calls:
-            raise RuntimeError(f"simulated device fault at model call {self.attempts - 1}")
+            raise SimulatedFault(f"simulated device fault at model call {self.attempts - 1}")
 
     def generate_next_tokens(self, batch_prefixes):
         self._attempt()
@@ -77,13 +81,15 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
         if spec.cancel_step is not None:
             cancels.setdefault(spec.cancel_step, []).append(rid)
     while True:
-        for step in [s for s in cancels if s <= engine.clock]:
+        for step in [s for s in cancels if s <= engine.next_step]:
             for rid in cancels.pop(step):
                 engine.cancel(rid)
         try:
             if not engine.step():
                 break
-        except ModelError:
+        except ModelError as exc:
+            if not isinstance(exc.__cause__, SimulatedFault):
+                raise ScenarioError(f"{scenario.source}: model: {exc}") from None
             continue  # the fault is in the log; retry the step, as a server would
         if progress is not None and engine.clock % PROGRESS_EVERY == 0:
             progress(engine.clock, len(scenario.requests) - engine.num_unfinished)

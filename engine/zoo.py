@@ -1,7 +1,7 @@
 """The bug zoo: classic continuous-batching mistakes, each a one-switch variant of the engine.
 
 Every class here is the project's own `BatchInferenceEngine` with exactly one hook
-overridden (see the hooks at the end of engine/engine.py), so the checker must catch it
+overridden (see engine/hooks.py), so the checker must catch it
 and the app can show its grid beside the correct one. `BUGS` holds the plain-words
 explanation of each: what goes wrong, why, and how to avoid it.
 """
@@ -15,7 +15,7 @@ from .request import FinishReason, Sequence
 
 
 class CrossedResults(BatchInferenceEngine):
-    """Maps the model's answers back in admission order instead of the order the rows were sent."""
+    """Maps the model's answers back in submission order instead of the order the rows were sent."""
 
     def _answer_order(self, rows: list[Sequence]) -> list[Sequence]:
         return sorted(rows, key=lambda seq: seq.order)
@@ -115,7 +115,7 @@ BUGS = {
     "crossed-results": Bug(
         CrossedResults,
         "Results crossed after a refill",
-        "After a refill, the rows are sent in slot order but the answers are mapped back in admission order, so a "
+        "After a refill, the rows are sent in slot order but the answers are mapped back in submission order, so a "
         "request admitted into a lower slot swaps tokens with its neighbour.",
         "Build the batch from the slot table each step and zip the answers with exactly that list of rows.",
     ),

@@ -148,7 +148,7 @@ def test_part2_narration():
             "model-fault",
             2,
             [
-                "The model call failed, so no row changed (step 2: model call failed with RuntimeError: simulated device "
+                "The model call failed, so no row changed (step 2: model call failed with SimulatedFault: simulated device "
                 "fault at model call 2; expected 2 tokens (one per active row)).",
                 "The model is called with 2 rows.",
                 "Slot 0: request A emitted 863.",

@@ -10,7 +10,7 @@ import streamlit as st
 
 from engine.scenario import Scenario, list_scenarios, resolve_scenario
 from ui import url
-from ui.runs import Overrides, UserError, parse_stop_sequences
+from ui.runs import Overrides, UserError, parse_stop_sequences, uploaded_scenario
 
 UPLOAD = "upload"  # the scenario choice that shows the file uploader
 SPEEDS = [0.5, 1.0, 2.0, 4.0, 8.0]  # steps per second
@@ -61,8 +61,17 @@ def scenario_ui() -> tuple[str, object | None, Scenario | None]:
     )
     if name != UPLOAD:
         return name, None, resolve_scenario(name)
-    upload = st.file_uploader("Scenario TOML or event-log JSONL", type=["toml", "jsonl"], key="upload")
-    return name, upload, None
+    upload = st.file_uploader(
+        "Scenario TOML or event-log JSONL", type=["toml", "jsonl"], key="upload", on_change=_reset_for_upload
+    )
+    return name, upload, uploaded_scenario(upload)
+
+
+def _reset_for_upload() -> None:
+    """A newly uploaded scenario starts from its own settings."""
+    for key, value in scenario_defaults(uploaded_scenario(st.session_state.get("upload"))).items():
+        st.session_state[key] = value
+    st.session_state.step, st.session_state.play = 0, False
 
 
 def settings_ui(scenario: Scenario | None) -> Overrides:

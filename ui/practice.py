@@ -7,6 +7,7 @@ Both views draw two grids side by side from two event logs rebuilt the same way
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -121,17 +122,22 @@ def render_editor() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path, out = Path(folder) / "solution.py", Path(folder) / "failing.jsonl"
         path.write_text(code)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "engine", "check", str(path), "--jsonl", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+            start_new_session=True,
+        )
         try:
-            result = subprocess.run(
-                [sys.executable, "-m", "engine", "check", str(path), "--jsonl", str(out)],
-                capture_output=True,
-                text=True,
-                timeout=EDITOR_TIMEOUT,
-                cwd=Path(__file__).resolve().parent.parent,
-            )
+            stdout, stderr = process.communicate(timeout=EDITOR_TIMEOUT)
         except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # the checker and its worker process
+            process.communicate()
             st.error(f"The check did not finish within {EDITOR_TIMEOUT} s.")
             return
+        result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
         st.code(result.stdout or result.stderr, language="text")
         if out.exists():
             yours, expected = checker_pair(out.read_text())

@@ -144,6 +144,17 @@ def uploaded_text(upload) -> tuple[str, str]:
         raise UserError(f"{upload.name}: not a UTF-8 text file") from None
 
 
+def uploaded_scenario(upload) -> Scenario | None:
+    """The uploaded scenario as written (None for a log, or a file that does not parse: `load` reports why)."""
+    if upload is None or not upload.name.endswith(".toml"):
+        return None
+    try:
+        text, _ = uploaded_text(upload)
+        return parse_scenario(text, upload.name)
+    except (UserError, ScenarioError):
+        return None
+
+
 def load(name: str, upload, overrides: Overrides) -> Run:
     """The run to show; every failure the user can cause becomes a UserError."""
     try:
@@ -153,5 +164,11 @@ def load(name: str, upload, overrides: Overrides) -> Run:
         if upload.name.endswith(".jsonl"):
             return log_run(text, digest)
         return scenario_run(upload.name, text, overrides)
+    except UserError:
+        raise
     except (ScenarioError, ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None
+    except Exception as exc:  # an upload that passes the checks but still cannot be replayed
+        if upload is None:
+            raise
+        raise UserError(f"{upload.name}: cannot be shown ({type(exc).__name__}: {exc})") from None

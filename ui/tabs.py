@@ -101,9 +101,10 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides) -> 
     }
     table = pd.DataFrame(results).T[list(labels)].rename(columns=labels)
     throughput = {config: result["throughput_tokens_per_s"] for config, result in results.items()}
+    static = throughput["static-ragged"]
     st.metric(
         "Continuous / static throughput (ragged)",
-        f"{throughput['continuous-ragged'] / throughput['static-ragged']:.2f}×",
+        f"{throughput['continuous-ragged'] / static:.2f}×" if static else "– (no tokens generated)",
     )
     formats = {
         "steps": "{:,.0f}",

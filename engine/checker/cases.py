@@ -78,6 +78,18 @@ class Case:
         return "\n".join([head, *rows])
 
 
+def _ints(value: object) -> tuple[int, ...]:
+    if not isinstance(value, list) or len(value) > 64 or any(type(t) is not int for t in value):
+        raise TypeError(f"expected a short list of integers, got {value!r:.60}")
+    return tuple(value)
+
+
+def _small(value: object) -> int:
+    if type(value) is not int or not 0 <= value <= 64:
+        raise ValueError(f"expected an integer 0..64, got {value!r:.60}")
+    return value
+
+
 def _scripted(*requests: tuple) -> tuple[CaseRequest, ...]:
     """(tail of prompt, max_tokens, script[, stops]) -> requests with id-prefixed prompts."""
     out = []

@@ -23,7 +23,11 @@ def case_from_log(log: EventLog) -> Case | None:
     model = log.settings.model or ""
     if not model.startswith(MODEL_NAME + " "):
         return None
-    return Case.from_json(json.loads(model[len(MODEL_NAME) + 1 :]))
+    try:
+        data = json.loads(model[len(MODEL_NAME) + 1 :])
+    except json.JSONDecodeError:
+        raise ValueError("the checker case in this log is not valid JSON") from None
+    return Case.from_json(data)
 
 
 def reconstruct(case: Case, trace: Trace) -> EventLog:

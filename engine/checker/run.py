@@ -80,12 +80,18 @@ def check(
         if "runs" in failing_checks:
             return report  # generated workloads would only repeat the error
         for case in generated_cases(seed, GENERATED, with_stops=stops):
+            if timeouts(report) >= MAX_TIMEOUTS:
+                report.skipped.append(
+                    f"the remaining generated workloads (not run: the solution hung {MAX_TIMEOUTS} times)"
+                )
+                break
             if progress:
                 progress(case.name)
             report.generated += 1
             result = check_case(solution, case)
             new = {f.check for f in result.findings} - failing_checks
             if new:
+                # a hang or crash is not shrunk: every try could cost a whole time limit
                 minimal = shrink(case, _fails_check(solution, sorted(new)[0])) if "runs" not in new else case
                 report.results.append(check_case(solution, minimal))
                 failing_checks |= {f.check for f in report.results[-1].findings}

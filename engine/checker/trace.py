@@ -12,6 +12,8 @@ import hashlib
 import traceback
 from dataclasses import dataclass, field
 
+from ..validation import int_like
+
 MAX_CALLS = 500  # far beyond any case's needs: a run past this never ends
 
 
@@ -44,7 +46,7 @@ class CheckModel:
     def _record(self, rows) -> None:
         if len(self.calls) >= MAX_CALLS:
             raise RunawayError(f"the model was called more than {MAX_CALLS} times: the run does not end")
-        self.calls.append([list(row) for row in rows])
+        self.calls.append([_plain(row) for row in rows])
 
     def generate_next_tokens(self, batch_prefixes):
         self._record(batch_prefixes)
@@ -82,8 +84,9 @@ class Trace:
 
 
 def _plain(tokens) -> list:
+    """JSON-safe tokens: ints (numpy integers converted), anything else as its repr."""
     try:
-        return [t if type(t) is int else repr(t) for t in tokens]
+        return [t if type(t) is int else (value if (value := int_like(t)) is not None else repr(t)) for t in tokens]
     except TypeError:
         return [repr(tokens)]
 
