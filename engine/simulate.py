@@ -81,7 +81,8 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
         if spec.cancel_step is not None:
             cancels.setdefault(spec.cancel_step, []).append(rid)
     while True:
-        for step in [s for s in cancels if s <= engine.next_step]:
+        for step in sorted(s for s in cancels if s <= engine.next_step):
+            engine.clock = max(engine.clock, step)  # an idle engine waits for the cancel's step
             for rid in cancels.pop(step):
                 engine.cancel(rid)
         try:

@@ -12,8 +12,10 @@ from engine.replay import Replay
 from tests.update_golden import GOLDEN
 from ui.grid import grid_data
 
-LOGS = [(GOLDEN / f"{name}.jsonl").read_text().splitlines() for name in
-        ("part2-slot-refill", "cancellation", "stop-sequences", "padded-vs-ragged", "model-fault")]
+LOGS = [
+    (GOLDEN / f"{name}.jsonl").read_text().splitlines()
+    for name in ("part2-slot-refill", "cancellation", "stop-sequences", "padded-vs-ragged", "model-fault")
+]
 
 
 @st.composite

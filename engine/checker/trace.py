@@ -35,7 +35,7 @@ class CheckModel:
         self.calls: list[list[list[int]]] = []  # active rows of each call, as sent
 
     def token(self, prefix) -> int:
-        key = tuple(prefix)
+        key = tuple(map(int, prefix))  # numpy integers answer like ints
         if key in self.script:
             return self.script[key]
         if any(key[: len(p)] == p for p in self.scripted):
