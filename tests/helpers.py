@@ -244,3 +244,13 @@ def assert_replay_matches(engine: BatchInferenceEngine, snaps: dict[int, Snapsho
         live = {i: s.request_id for i, s in enumerate(state.slots) if s is not None and s.finish_reason is None}
         assert live == table, f"step {step}"
         assert state.waiting == waiting, f"step {step}"
+
+
+class Upload:
+    """Stands in for Streamlit's UploadedFile."""
+
+    def __init__(self, name: str, data: bytes):
+        self.name, self.data = name, data
+
+    def getvalue(self) -> bytes:
+        return self.data

@@ -12,17 +12,9 @@ from engine import BatchInferenceEngine, CallbackError, ModelError
 from engine.checker.run import check
 from engine.scenario import ScenarioError, parse_scenario
 from engine.simulate import simulate
-from tests.helpers import FlakyModel, HashModel
+from tests.helpers import FlakyModel, HashModel, Upload
 from ui.controls import scenario_defaults
 from ui.runs import uploaded_scenario
-
-
-class Upload:
-    def __init__(self, name: str, data: bytes):
-        self.name, self.data = name, data
-
-    def getvalue(self) -> bytes:
-        return self.data
 
 
 def test_an_uploaded_scenario_starts_from_its_own_settings():

@@ -4,18 +4,9 @@ import pytest
 
 from engine.scenario import SCENARIO_DIR, resolve_scenario
 from engine.simulate import simulate
+from tests.helpers import Upload
 from ui.batch_view import batch_view
 from ui.runs import MAX_UPLOAD_BYTES, Overrides, UserError, apply_overrides, load, parse_stop_sequences
-
-
-class Upload:
-    """Stands in for Streamlit's UploadedFile."""
-
-    def __init__(self, name: str, data: bytes):
-        self.name, self.data = name, data
-
-    def getvalue(self) -> bytes:
-        return self.data
 
 
 def test_stop_sequence_text_parses_and_reports_the_bad_part():

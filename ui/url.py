@@ -17,19 +17,11 @@ from collections.abc import Callable
 import streamlit as st
 
 
-def _int(low: int, high: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        value = int(text)
-        if not low <= value <= high:
-            raise ValueError(text)
-        return value
+def _number(kind: type, low: float, high: float) -> Callable[[str], float]:
+    """A parser for `kind` (int or float) values in [low, high]."""
 
-    return parse
-
-
-def _float(low: float, high: float) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        value = float(text)
+    def parse(text: str):
+        value = kind(text)
         if not low <= value <= high:
             raise ValueError(text)
         return value
@@ -55,16 +47,16 @@ def _batching(text: str) -> str:
 
 PARSERS: dict[str, Callable[[str], object]] = {
     "scenario": str,
-    "batch_size": _int(1, 256),
+    "batch_size": _number(int, 1, 256),
     "stop_token": _stop_token,
     "stop_sequences": str,
     "padded": _bool,
     "batching": _batching,
-    "model_seed": _int(0, 10**6),
-    "stop_chance": _float(0.0, 1.0),
-    "workload_count": _int(1, 5_000),
-    "workload_seed": _int(0, 10**6),
-    "step": _int(0, 2**31 - 1),
+    "model_seed": _number(int, 0, 10**6),
+    "stop_chance": _number(float, 0.0, 1.0),
+    "workload_count": _number(int, 1, 5_000),
+    "workload_seed": _number(int, 0, 10**6),
+    "step": _number(int, 0, 2**31 - 1),
 }
 
 
