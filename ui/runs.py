@@ -122,7 +122,10 @@ def scenario_run(name: str, toml_text: str | None, overrides: Overrides) -> Run:
 @st.cache_resource(max_entries=8, show_spinner="Loading the event log…")
 def log_run(jsonl_text: str, digest: str) -> Run:
     """An uploaded event log, replayed without the engine. `digest` only names the entry."""
-    return _run(EventLog.from_jsonl(jsonl_text), None)
+    log = EventLog.from_jsonl(jsonl_text)
+    if not len(log):
+        raise ValueError("the event log has a header but no events to replay")
+    return _run(log, None)
 
 
 @st.cache_data(max_entries=16, show_spinner="Running all four configurations…")
