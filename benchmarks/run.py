@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.naive_engine import NaiveEngine  # noqa: E402
 from engine import BatchInferenceEngine  # noqa: E402
+from ui.grid import columns_shown  # noqa: E402
 
 BATCH = 64
 
@@ -207,7 +208,10 @@ def main() -> None:
         f"naive engine, the same workload and model run 4 times (no metrics): {n['compare_cap1536_s']:.2f} s, "
         f"peak {n['compare_peak_mib']:.0f} MiB"
     )
-    print(f"grid figure, 64 slots x 1,000 steps (last 200 shown): {results['grid_figure_64x1000_s'] * 1e3:.0f} ms")
+    print(
+        f"grid figure, 64 slots x 1,000 steps (last {columns_shown(64)} shown): "
+        f"{results['grid_figure_64x1000_s'] * 1e3:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 `grid_data` turns a replay into cell arrays once (cached with the run); `grid_figure`
 slices them up to the current step and adds the markers: admissions (▸), stop-sequence
 matches (the matched tail outlined) and evictions (×). Long runs show the last
-`MAX_COLUMNS` steps, so playback stays smooth; the Timeline tab shows the whole run.
+`columns_shown()` steps (200, or fewer for wide batches), so playback stays smooth; the
+Timeline tab shows the whole run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import plotly.graph_objects as go
 from engine.replay import Replay
 from ui import palette
 
-MAX_COLUMNS = 200  # steps shown at once
+MAX_COLUMNS = 200  # steps shown at once, at most
+MAX_CELLS = 4_000  # and at most this many cells (64 slots: the last 62 steps), so a redraw stays light
 MAX_LABELLED_CELLS = 2_500  # above this, tokens are in the hover text only
 
 
@@ -88,12 +90,17 @@ def _markers(points, first: int, last: int, dx: float, **style) -> go.Scatter:
     return go.Scatter(x=[p[0] + dx for p in shown], y=[p[1] for p in shown], mode="markers", hoverinfo="skip", **style)
 
 
+def columns_shown(batch_size: int) -> int:
+    return max(20, min(MAX_COLUMNS, MAX_CELLS // batch_size))
+
+
 def grid_figure(
     data: GridData, step: int, height_scale: float = 1.0, highlight: tuple[int, int] | None = None
 ) -> go.Figure:
-    """The grid up to `step` (the last MAX_COLUMNS columns of it); `highlight` outlines one (step, slot) cell."""
-    first = max(0, step - MAX_COLUMNS + 1)
-    width = min(MAX_COLUMNS, data.steps)  # columns the axis leaves room for, so cells keep their size
+    """The grid up to `step` (its last `columns_shown` columns); `highlight` outlines one (step, slot) cell."""
+    shown = columns_shown(data.batch_size)
+    first = max(0, step - shown + 1)
+    width = min(shown, data.steps)  # columns the axis leaves room for, so cells keep their size
     columns = slice(first, step + 1)
     x = list(range(first, step + 1))
     cells = data.batch_size * len(x)
