@@ -28,7 +28,7 @@ from .scheduler import Scheduler
 from .stops import NO_MATCH
 from .validation import MAX_BATCH_SIZE, check_bool, check_choice, check_int, check_token
 
-EMIT, STOP_MATCH = EventKind.EMIT, EventKind.STOP_MATCH
+STOP_MATCH = EventKind.STOP_MATCH
 
 
 class BatchInferenceEngine(EngineHooks):
@@ -220,13 +220,7 @@ class BatchInferenceEngine(EngineHooks):
         when a slot was taken or freed since the last step."""
         scheduler = self._scheduler
         if self._batch_version != scheduler.version:
-            rows = scheduler.running()
-            self._batch_cache = (
-                rows,
-                [seq.tokens for seq in rows],
-                array("i", [seq.slot for seq in rows]),
-                array("i", [seq.log_index for seq in rows]),
-            )
+            self._batch_cache = _row_view(scheduler.running())
             self._batch_version = scheduler.version
         return self._batch_cache
 
@@ -246,33 +240,31 @@ class BatchInferenceEngine(EngineHooks):
         log.model_call(step, self.batch_size if self.padded else len(rows), self._scheduler.active_mask)
         ordered = self._answer_order(rows)
         if ordered is not rows:
-            rows, prefixes = ordered, [seq.tokens for seq in ordered]
-            slots, requests = array("i", [seq.slot for seq in rows]), array("i", [seq.log_index for seq in rows])
+            rows, prefixes, slots, requests = _row_view(ordered)
         tokens = answers.tolist()
-        matches, finished = [], []
+        finished = []  # (seq, reason, matched stop: -1 the stop token, a sequence index, or None)
         for seq, token in zip(rows, tokens):
             seq.tokens.append(token)
             if token == stop_token:
-                matches.append((seq, -1))
-                finished.append((seq, FinishReason.STOP_TOKEN))
+                finished.append((seq, FinishReason.STOP_TOKEN, -1))
                 continue
             stops = seq.stops
             if stops is not None:
                 seq.stop_state = state = stops.advance(seq.stop_state, token)
                 if stops.match[state] != NO_MATCH:
-                    matches.append((seq, stops.match[state]))
-                    finished.append((seq, FinishReason.STOP_SEQUENCE))
+                    finished.append((seq, FinishReason.STOP_SEQUENCE, stops.match[state]))
                     continue
             if len(seq.tokens) >= seq.end:
-                finished.append((seq, FinishReason.MAX_TOKENS))
+                finished.append((seq, FinishReason.MAX_TOKENS, None))
         log.emits(step, slots, requests, answers, map(len, prefixes))
         if self._streams:
             for seq, token in zip(rows, tokens):
                 if seq.on_token is not None:
                     self._deliver(seq, seq.on_token, token)
-        for seq, matched in matches:
-            log.append(step, STOP_MATCH, seq.slot, seq.log_index, matched)
-        for seq, reason in finished:
+        for seq, _, matched in finished:  # phase 5 events, then phase 6
+            if matched is not None:
+                log.append(step, STOP_MATCH, seq.slot, seq.log_index, matched)
+        for seq, reason, _ in finished:
             self._finish(seq, reason)
 
     def _finish(self, seq: Sequence, reason: FinishReason) -> None:
@@ -300,3 +292,13 @@ class BatchInferenceEngine(EngineHooks):
                 f"{what} of request {seq.request_id} raised {type(exc).__name__}: {exc}",
             )
             self._unreported.append((seq.request_id, exc))
+
+
+def _row_view(rows: list[Sequence]) -> tuple[list[Sequence], list[list[int]], array, array]:
+    """Rows with their token lists (the ragged batch), slot ids and event-log indices."""
+    return (
+        rows,
+        [seq.tokens for seq in rows],
+        array("i", [seq.slot for seq in rows]),
+        array("i", [seq.log_index for seq in rows]),
+    )
