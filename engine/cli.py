@@ -18,7 +18,7 @@ import sys
 import time
 
 from .compare import CONFIGURATIONS, compare
-from .metrics import CostModel, request_metrics, summary
+from .metrics import CostModel, format_seconds, request_metrics, summary
 from .narration import narrate
 from .replay import Replay
 from .scenario import EngineConfig, ModelConfig, Scenario, WorkloadConfig, list_scenarios, resolve_scenario
@@ -160,7 +160,7 @@ def _format(name: str, value) -> str:
     if name == "throughput_tokens_per_s":
         return f"{value:,.0f} tokens/s"
     if name.endswith("_s"):
-        return f"{value * 1e3:,.1f} ms" if value < 10 else f"{value:,.2f} s"
+        return format_seconds(value)
     return f"{value:,}"
 
 

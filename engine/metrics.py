@@ -32,6 +32,13 @@ class CostModel:
     prefill_token_s: float = 0.00005  # per prompt token: 2 × 7e9 FLOPs at ~280 TFLOP/s
 
 
+def format_seconds(value: float | None) -> str:
+    """Simulated seconds for people: milliseconds below 10 s, "-" when there is no value."""
+    if value is None:
+        return "-"
+    return f"{value * 1e3:,.1f} ms" if value < 10 else f"{value:,.2f} s"
+
+
 def _columns(log: EventLog):
     n = len(log)
     if not n:

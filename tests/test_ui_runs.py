@@ -31,9 +31,14 @@ def test_stop_sequence_text_parses_and_reports_the_bad_part():
             "line 1: not an event log (expected a header with format 'continuous-batching-lab/event-log')",
         ),
         (Upload("code.toml", b"import os\nos.system('echo pwned')\n"), "code.toml: not valid TOML"),
-        (Upload("empty.jsonl", b'{"format": "continuous-batching-lab/event-log", "version": 1, "batch_size": 2, '
-                               b'"stop_token": 0, "batching": "continuous", "padded": false}\n'),
-         "the event log has a header but no events to replay"),
+        (
+            Upload(
+                "empty.jsonl",
+                b'{"format": "continuous-batching-lab/event-log", "version": 1, "batch_size": 2, '
+                b'"stop_token": 0, "batching": "continuous", "padded": false}\n',
+            ),
+            "the event log has a header but no events to replay",
+        ),
     ],
 )
 def test_bad_uploads_become_user_errors(upload, message):

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.compare import CONFIGURATIONS
+from engine.metrics import format_seconds
 from ui import palette
 from ui.runs import Run, comparison
 
@@ -61,7 +62,7 @@ def render_metrics(run: Run) -> None:
     columns[1].metric("Throughput", f"{figures['throughput_tokens_per_s']:,.0f} tok/s")
     columns[2].metric("Slot utilisation", f"{figures['slot_utilization']:.0%}")
     columns[3].metric("Padding waste", f"{figures['padding_waste']:.0%}")
-    columns[4].metric("TTFT p50", _seconds(figures["ttft_p50_s"]))
+    columns[4].metric("TTFT p50", format_seconds(figures["ttft_p50_s"]))
     steps = run.steps.set_index("step")
     over_time = pd.DataFrame(
         {
@@ -76,12 +77,6 @@ def render_metrics(run: Run) -> None:
         "+ 0.05 ms a prompt token, a 7B model on an A100)."
     )
     st.dataframe(run.requests, key="request_table")
-
-
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"{value * 1e3:,.0f} ms" if value < 10 else f"{value:,.1f} s"
 
 
 def render_comparison(run: Run, name: str, toml_text: str | None, overrides) -> None:
