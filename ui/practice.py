@@ -2,10 +2,16 @@
 
 Both views draw two grids side by side from two event logs rebuilt the same way
 (`engine.checker.reconstruct`), and outline the first cell where they differ.
+
+A checker log is a user's file: everything wrong with it (too big, not UTF-8, not a log,
+a smuggled case out of bounds, a log that does not replay) is shown with `st.error`,
+never a traceback. The opt-in editor runs pasted code in a checker subprocess with a
+scrubbed environment and a time limit, and stops it (and its worker) when time is up.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -29,6 +35,8 @@ from ui.runs import UserError, uploaded_text
 
 ALLOW_CODE = "CBL_ALLOW_CODE"  # set to 1 to allow the in-browser editor (unsafe on a shared server)
 EDITOR_TIMEOUT = 120  # seconds for a whole check run from the editor
+EDITOR_GRACE = 5  # seconds after SIGTERM for the checker to kill its worker, before SIGKILL
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def first_difference(a: EventLog, b: EventLog) -> tuple[int, int] | None:
@@ -55,12 +63,27 @@ def bug_demo(name: str) -> tuple[str, EventLog, EventLog]:
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def checker_pair(text: str) -> tuple[EventLog, EventLog]:
-    """A checker's JSONL and the reference run of the same case."""
+    """A checker's JSONL and the reference run of the same case; ValueError for anything wrong with it."""
     log = EventLog.from_jsonl(text)
-    case = case_from_log(log)
+    case = case_from_log(log)  # bounds the case, and the log's steps and events
     if case is None:
         raise ValueError("this event log was not written by `python -m engine check --jsonl`")
+    try:
+        Replay(log)
+    except Exception as exc:  # its events are well-formed one by one, but do not make a run
+        raise ValueError(f"this checker log does not replay ({type(exc).__name__}: {exc})") from None
     return log, reconstruct(case, reference(case))
+
+
+def render_checker_log(text: str, key: str) -> None:
+    """A checker's failing run beside the reference, or st.error saying what is wrong with the file."""
+    try:
+        yours, expected = checker_pair(text)
+        render_pair(yours, expected, ("Your solution", "Reference"), key)
+    except ValueError as exc:
+        st.error(str(exc))
+    except Exception as exc:  # a log that passes every check but still cannot be drawn
+        st.error(f"this checker log cannot be shown ({type(exc).__name__}: {exc})")
 
 
 def render_pair(left: EventLog, right: EventLog, labels: tuple[str, str], key: str) -> None:
@@ -99,13 +122,40 @@ def render_practice() -> None:
     if upload is not None:
         try:
             text, _ = uploaded_text(upload)
-            yours, expected = checker_pair(text)
-        except (UserError, ValueError) as exc:
+        except UserError as exc:
             st.error(str(exc))
         else:
-            render_pair(yours, expected, ("Your solution", "Reference"), "yours")
+            render_checker_log(text, "yours")
     if os.environ.get(ALLOW_CODE) == "1":
         render_editor()
+
+
+def editor_environment(home: str) -> dict[str, str]:
+    """All the pasted code's checker sees of the server's environment: no tokens, no keys, no settings."""
+    return {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT), "HOME": home}
+
+
+def stop_check(process: subprocess.Popen) -> None:
+    """SIGTERM first (the checker then kills its worker's process group), SIGKILL if it lingers."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.communicate(timeout=EDITOR_GRACE)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+
+
+class EditorLog:
+    """The checker's --jsonl output, read like an upload (same size cap, same UTF-8 check): the pasted
+    code may have written it (its limits cap any file it writes at resources.FILE_SIZE_BYTES)."""
+
+    def __init__(self, path: Path):
+        self.path, self.name = path, path.name
+
+    def getvalue(self) -> bytes:
+        return self.path.read_bytes()
 
 
 def render_editor() -> None:
@@ -113,7 +163,7 @@ def render_editor() -> None:
     st.divider()
     st.markdown("#### Check code from the browser")
     st.warning(f"{ALLOW_CODE}=1 is set: this server runs code pasted here. Never enable it on a shared server.")
-    starter = Path(__file__).resolve().parent.parent / "tests" / "solutions" / "correct.py"
+    starter = ROOT / "tests" / "solutions" / "correct.py"
     code = st.text_area(
         "Your BatchInferenceEngine", starter.read_text() if starter.exists() else "", height=360, key="solution_code"
     )
@@ -127,18 +177,21 @@ def render_editor() -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            cwd=Path(__file__).resolve().parent.parent,
+            cwd=ROOT,
+            env=editor_environment(folder),
             start_new_session=True,
         )
         try:
             stdout, stderr = process.communicate(timeout=EDITOR_TIMEOUT)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)  # the checker and its worker process
-            process.communicate()
+            stop_check(process)
             st.error(f"The check did not finish within {EDITOR_TIMEOUT} s.")
             return
-        result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-        st.code(result.stdout or result.stderr, language="text")
+        st.code(stdout or stderr, language="text")
         if out.exists():
-            yours, expected = checker_pair(out.read_text())
-            render_pair(yours, expected, ("Your solution", "Reference"), "editor")
+            try:
+                text, _ = uploaded_text(EditorLog(out))
+            except (OSError, UserError) as exc:
+                st.error(str(exc))
+            else:
+                render_checker_log(text, "editor")

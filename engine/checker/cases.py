@@ -12,6 +12,19 @@ from dataclasses import dataclass, field, replace
 
 ID_BASE = 100  # prompt[0] of request i is ID_BASE + i
 
+# Bounds on a case read from a file (`Case.from_json`: the case a checker log carries).
+# Every case the checker makes (fixed, generated or shrunk) fits inside them; they keep
+# re-running, rebuilding and drawing one instant.
+MAX_BATCH_SIZE = 8
+MAX_REQUESTS = 16
+MAX_PROMPT = 16  # tokens in a prompt
+MAX_BUDGET = 16  # max_tokens of a request
+MAX_STOPS = 4  # stop sequences of a request
+MAX_STOP_LENGTH = 8  # tokens in a stop sequence (at least 1)
+MAX_SCRIPT = 32  # tokens in a scripted continuation
+MAX_VOCAB_SIZE = 64  # the hash model answers tokens 0..vocab_size - 1
+MAX_TOKEN = 2**31 - 1  # token ids (and the stop token) are 0..MAX_TOKEN
+
 
 @dataclass(frozen=True)
 class CaseRequest:
@@ -53,18 +66,23 @@ class Case:
         }
 
     @classmethod
-    def from_json(cls, data: dict, name: str = "uploaded") -> Case:
-        requests = tuple(
-            CaseRequest(
-                tuple(r["prompt"]),
-                r["max_tokens"],
-                tuple(map(tuple, r["stops"])),
-                None if r["script"] is None else tuple(r["script"]),
-            )
-            for r in data["requests"]
-        )
+    def from_json(cls, data: object, name: str = "uploaded") -> Case:
+        """A case read from a file (a checker log's header); ValueError naming the field unless within the bounds."""
+        fields = _fields(data, "", ("batch_size", "stop_token", "vocab_size", "requests"))
+        batch_size = _int(fields["batch_size"], "batch_size", 1, MAX_BATCH_SIZE)
+        stop_token = None if fields["stop_token"] is None else _int(fields["stop_token"], "stop_token", 0, MAX_TOKEN)
+        vocab_size = _int(fields["vocab_size"], "vocab_size", 1, MAX_VOCAB_SIZE)
+        listed = fields["requests"]
+        if not isinstance(listed, list) or not 1 <= len(listed) <= MAX_REQUESTS:
+            got = f"{len(listed)} requests" if isinstance(listed, list) else _show(listed)
+            raise ValueError(f"requests: must be a list of 1..{MAX_REQUESTS} requests, got {got}")
         return cls(
-            name, "a checker case", data["batch_size"], data["stop_token"], requests, vocab_size=data["vocab_size"]
+            name,
+            "a checker case",
+            batch_size,
+            stop_token,
+            tuple(_request(r, f"requests[{n}].") for n, r in enumerate(listed)),
+            vocab_size=vocab_size,
         )
 
     def describe(self) -> str:
@@ -78,16 +96,53 @@ class Case:
         return "\n".join([head, *rows])
 
 
-def _ints(value: object) -> tuple[int, ...]:
-    if not isinstance(value, list) or len(value) > 64 or any(type(t) is not int for t in value):
-        raise TypeError(f"expected a short list of integers, got {value!r:.60}")
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _fields(data: object, where: str, names: tuple[str, ...]) -> dict:
+    if not isinstance(data, dict):
+        head = f"{where.rstrip('.')}: " if where else ""
+        raise ValueError(f"{head}must be a JSON object, got {_show(data)}")
+    for key in data:
+        if key not in names:
+            raise ValueError(f"{where}{key}: not a field of a checker case")
+    for key in names:
+        if key not in data:
+            raise ValueError(f"{where}{key}: missing")
+    return data
+
+
+def _int(value: object, where: str, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError(f"{where}: must be an integer {low}..{high}, got {_show(value)}")
+    return value
+
+
+def _tokens(value: object, where: str, low: int, high: int) -> tuple[int, ...]:
+    """A list of `low`..`high` token ids."""
+    if (
+        not isinstance(value, list)
+        or not low <= len(value) <= high
+        or any(type(t) is not int or not 0 <= t <= MAX_TOKEN for t in value)
+    ):
+        raise ValueError(f"{where}: must be a list of {low}..{high} token ids 0..{MAX_TOKEN}, got {_show(value)}")
     return tuple(value)
 
 
-def _small(value: object) -> int:
-    if type(value) is not int or not 0 <= value <= 64:
-        raise ValueError(f"expected an integer 0..64, got {value!r:.60}")
-    return value
+def _request(data: object, where: str) -> CaseRequest:
+    fields = _fields(data, where, ("prompt", "max_tokens", "stops", "script"))
+    stops = fields["stops"]
+    if not isinstance(stops, list) or len(stops) > MAX_STOPS:
+        raise ValueError(f"{where}stops: must be a list of at most {MAX_STOPS} stop sequences, got {_show(stops)}")
+    script = fields["script"]
+    return CaseRequest(
+        _tokens(fields["prompt"], f"{where}prompt", 0, MAX_PROMPT),
+        _int(fields["max_tokens"], f"{where}max_tokens", 0, MAX_BUDGET),
+        tuple(_tokens(s, f"{where}stops[{n}]", 1, MAX_STOP_LENGTH) for n, s in enumerate(stops)),
+        None if script is None else _tokens(script, f"{where}script", 0, MAX_SCRIPT),
+    )
 
 
 def _scripted(*requests: tuple) -> tuple[CaseRequest, ...]:

@@ -1,13 +1,16 @@
 """Orchestrate a check: run every case on the solution and the reference, shrink, report.
 
 Exit status: 0 every check passed, 1 a check failed, 2 the file could not be loaded or
-has the wrong shape.
+has the wrong shape. SIGTERM stops a check cleanly: the solution's process group is
+killed on the way out (the app's editor relies on it).
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field
 
 from ..engine import BatchInferenceEngine
@@ -147,7 +150,21 @@ def _outputs(trace: Trace) -> str:
     return ", ".join(f"r{i}: {tokens}" for i, tokens in sorted(outputs(trace).items())) or "none"
 
 
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)  # unwinds through check(): its `finally` kills the worker's group
+
+
 def main(args) -> int:
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main_thread else None
+    try:
+        return _main(args)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _main(args) -> int:
     try:
         progress = (
             (lambda name: print(f"\rchecking {name}   ", end="", file=sys.stderr, flush=True))

@@ -4,17 +4,23 @@
 name a seed uses (`generate_next_tokens`, `generate_next_tokens_padded`, `next_tokens`,
 or a plain call) and records each call's active rows. Runs are bounded: a solution that
 keeps calling the model far past what the case needs is stopped with an error.
+
+Stop sequences are passed as `stop_sequences=...` when `submit_request` has a parameter
+of that name (keyword-only included) or takes `**kwargs`, and as a 4th positional
+argument when its 4th parameter has another name (`stops`); see `stop_style`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import traceback
 from dataclasses import dataclass, field
 
 from ..validation import int_like
 
 MAX_CALLS = 500  # far beyond any case's needs: a run past this never ends
+KEYWORD, POSITIONAL = "keyword", "positional"  # how submit_request takes stop sequences
 
 
 class RunawayError(RuntimeError):
@@ -79,8 +85,42 @@ class Trace:
         return {"calls": self.calls, "callbacks": self.callbacks, "error": self.error, "timeout": self.timeout}
 
     @classmethod
-    def from_json(cls, data: dict) -> Trace:
-        return cls(data["calls"], data["callbacks"], data["error"], data.get("timeout", False))
+    def from_json(cls, data: object, requests: int) -> Trace:
+        """A trace sent by the worker for a case of `requests` requests; ValueError if it is not one."""
+        if not isinstance(data, dict) or set(data) != {"calls", "callbacks", "error", "timeout"}:
+            raise ValueError("not a trace object")
+        calls, callbacks, error, timeout = data["calls"], data["callbacks"], data["error"], data["timeout"]
+        if not isinstance(calls, list) or not all(_is_call(call) for call in calls):
+            raise ValueError("calls: not a list of model calls")
+        if not isinstance(callbacks, list) or not all(_is_callback(c, requests) for c in callbacks):
+            raise ValueError("callbacks: not a list of [request, tokens, calls before]")
+        if not (error is None or isinstance(error, str)) or type(timeout) is not bool:
+            raise ValueError("error or timeout: wrong type")
+        return cls(calls, callbacks, error, timeout)
+
+
+def _is_row(row: object) -> bool:
+    return isinstance(row, list) and all(type(t) in (int, str) for t in row)
+
+
+def _is_call(call: object) -> bool:
+    """Active rows, then (padded calls) the number of rows sent."""
+    if not isinstance(call, list):
+        return False
+    rows = call[:-1] if call and type(call[-1]) is int else call
+    return all(_is_row(row) for row in rows)
+
+
+def _is_callback(callback: object, requests: int) -> bool:
+    return (
+        isinstance(callback, list)
+        and len(callback) == 3
+        and type(callback[0]) is int
+        and 0 <= callback[0] < requests
+        and _is_row(callback[1])
+        and type(callback[2]) is int
+        and callback[2] >= 0
+    )
 
 
 def _plain(tokens) -> list:
@@ -91,10 +131,29 @@ def _plain(tokens) -> list:
         return [repr(tokens)]
 
 
+def stop_style(engine_class) -> str | None:
+    """How `engine_class.submit_request` takes stop sequences: KEYWORD, POSITIONAL, or None (not at all)."""
+    try:
+        params = list(inspect.signature(engine_class.submit_request).parameters.values())
+    except (TypeError, ValueError, AttributeError):
+        return None
+    kinds = {p.kind for p in params}
+    if any(p.name == "stop_sequences" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params):
+        return KEYWORD
+    if sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) >= 5:
+        return POSITIONAL  # self, prompt_tokens, max_tokens, callback, and a 4th of another name
+    if inspect.Parameter.VAR_KEYWORD in kinds:
+        return KEYWORD
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        return POSITIONAL
+    return None
+
+
 def run_case(engine_class, case: dict, with_stops: bool) -> Trace:
     """Run `case` (Case.to_json()) on a fresh `engine_class(model, batch_size, stop_token)`."""
     model = CheckModel(case)
     trace = Trace(model.calls)
+    style = stop_style(engine_class) if with_stops else None
     try:
         engine = engine_class(model, case["batch_size"], case["stop_token"])
         for i, request in enumerate(case["requests"]):
@@ -103,9 +162,13 @@ def run_case(engine_class, case: dict, with_stops: bool) -> Trace:
                 trace.callbacks.append([i, _plain(tokens), len(model.calls)])
 
             arguments = [list(request["prompt"]), request["max_tokens"], deliver]
-            if with_stops and request["stops"]:
-                arguments.append([list(s) for s in request["stops"]])
-            engine.submit_request(*arguments)
+            stops = [list(s) for s in request["stops"]]
+            if style == KEYWORD and stops:
+                engine.submit_request(*arguments, stop_sequences=stops)
+            elif style == POSITIONAL and stops:
+                engine.submit_request(*arguments, stops)
+            else:
+                engine.submit_request(*arguments)
         engine.run()
     except Exception as exc:  # the solution's own error: reported, not raised
         frames = traceback.format_exception(type(exc), exc, exc.__traceback__)

@@ -1,19 +1,34 @@
-"""The subprocess that runs a user's solution: `python -m engine.checker.worker FILE CLASS`.
+"""The subprocess that runs a user's solution.
 
-It loads the file, checks the class has the seeds' shape, prints one JSON line describing
-it, then answers each case (one JSON line on stdin) with a trace (one JSON line on
-stdout). The solution's own prints are sent to stderr so they cannot corrupt the protocol.
+    python -m engine.checker.worker CASES_FD ANSWERS_FD TIMEOUT FILE [CLASS]
+
+Before it imports the solution, it makes the two protocol pipes (CASES_FD in,
+ANSWERS_FD out) non-inheritable, points fds 0, 1 and 2 at /dev/null (so nothing the
+solution or its child processes read or print touches the protocol), starts a thread
+that kills its process group if the checker goes away, and sets the resource limits of
+`resources.py`. Then it loads the file, checks the class has the seeds' shape, writes one
+JSON line describing it, and answers each case (one JSON line in) with a trace (one
+JSON line out).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
+import itertools
 import json
+import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
-from .trace import run_case
+from .resources import apply_limits, load_time_limit, set_cpu_budget
+from .trace import run_case, stop_style
+
+PARENT_POLL_SECONDS = 0.5  # how often the worker checks that the checker is still there
+_module_numbers = itertools.count(1)
 
 
 def import_solution(path: str):
@@ -23,10 +38,17 @@ def import_solution(path: str):
         if path.endswith(".py"):
             if not file.is_file():
                 raise ValueError(f"{path}: no such file")
-            spec = importlib.util.spec_from_file_location("solution", file)
+            # registered in sys.modules before it runs: dataclasses and typing look the module up there
+            name = f"_checked_solution_{next(_module_numbers)}"
+            spec = importlib.util.spec_from_file_location(name, file)
             module = importlib.util.module_from_spec(spec)
             sys.path.insert(0, str(file.parent.resolve()))
-            spec.loader.exec_module(module)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                sys.modules.pop(name, None)
+                raise
             return module
         return importlib.import_module(path)
     except ValueError:
@@ -74,34 +96,55 @@ def shape(engine_class) -> dict:
         submit.bind(None, [1], 1, print)
     except TypeError:
         raise ValueError(f"{name}.submit_request must accept (prompt_tokens, max_tokens, callback)") from None
-    params = submit.parameters
-    stops = "stop_sequences" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-    if not stops:
-        try:
-            submit.bind(None, [1], 1, print, [[1]])
-            stops = True
-        except TypeError:
-            pass
-    return {"class": name, "stop_sequences": stops}
+    return {"class": name, "stop_sequences": stop_style(engine_class) is not None}
+
+
+def isolate(protocol_fds: tuple[int, ...]) -> None:
+    """Keep the protocol to this process: child processes do not inherit it, and fds 0-2 lead nowhere."""
+    for fd in protocol_fds:
+        os.set_inheritable(fd, False)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    if devnull > 2:
+        os.close(devnull)
+
+
+def watch_parent() -> None:
+    """Kill this process group (the worker and whatever the solution started) once the checker is gone."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="checker-watch", daemon=True).start()
 
 
 def main(argv: list[str]) -> int:
-    protocol = sys.stdout
-    sys.stdout = sys.stderr  # the solution's prints must not reach the protocol stream
+    cases_fd, answers_fd, timeout, path = int(argv[0]), int(argv[1]), float(argv[2]), argv[3]
+    class_name = argv[4] if len(argv) > 4 and argv[4] else None
+    isolate((cases_fd, answers_fd))
+    watch_parent()  # before the limits: RLIMIT_NPROC may forbid a new thread
+    apply_limits(load_time_limit(timeout))
+    cases = os.fdopen(cases_fd, "r", encoding="utf-8")
+    answers = os.fdopen(answers_fd, "w", encoding="utf-8")
     try:
-        engine_class = load_class(argv[0], argv[1] if len(argv) > 1 and argv[1] else None)
+        engine_class = load_class(path, class_name)
         info = shape(engine_class)
     except ValueError as exc:
-        protocol.write(json.dumps({"load_error": str(exc)}) + "\n")
-        protocol.flush()
+        answers.write(json.dumps({"load_error": str(exc)}) + "\n")
+        answers.flush()
         return 2
-    protocol.write(json.dumps(info) + "\n")
-    protocol.flush()
-    for line in sys.stdin:
+    answers.write(json.dumps(info) + "\n")
+    answers.flush()
+    for line in cases:
         case = json.loads(line)
+        set_cpu_budget(timeout)
         trace = run_case(engine_class, case, info["stop_sequences"])
-        protocol.write(json.dumps(trace.to_json()) + "\n")
-        protocol.flush()
+        answers.write(json.dumps(trace.to_json()) + "\n")
+        answers.flush()
     return 0
 
 

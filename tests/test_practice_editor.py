@@ -1,0 +1,47 @@
+"""The opt-in editor: pasted code sees a scrubbed environment, and a file it forges is one st.error."""
+
+import json
+import pathlib
+
+from streamlit.testing.v1 import AppTest
+
+from engine.checker.resources import THREAD_VARIABLES
+from ui.practice import ALLOW_CODE, ROOT
+
+APP = str(ROOT / "app.py")
+CORRECT = (pathlib.Path(__file__).parent / "solutions" / "correct.py").read_text()
+
+
+def check_in_editor(monkeypatch, code: str) -> AppTest:
+    monkeypatch.setenv(ALLOW_CODE, "1")
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.query_params["tab"] = "Practice"
+    app.run()
+    app.text_area(key="solution_code").input(code).run()
+    app.button(key="run_check").click().run()
+    return app
+
+
+def test_pasted_code_runs_with_a_scrubbed_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("CBL_SECRET_TOKEN", "do-not-leak")
+    report = tmp_path / "environment.json"
+    spy = f"import json, os, sys\njson.dump([dict(os.environ), sys.argv[4]], open({str(report)!r}, 'w'))\n"
+    app = check_in_editor(monkeypatch, spy + CORRECT)
+    assert not app.exception
+    assert app.code[0].value.splitlines()[-1] == "14 passed, 0 failed"
+    environment, solution = json.loads(report.read_text())
+    assert set(environment) == {"PATH", "LANG", "PYTHONPATH", "HOME", *THREAD_VARIABLES}
+    assert environment["LANG"] == "C.UTF-8" and environment["PYTHONPATH"] == str(ROOT)
+    assert environment["HOME"] == str(pathlib.Path(solution).parent)  # the run's own temporary folder
+
+
+def test_a_checker_log_forged_by_the_pasted_code_is_one_error(monkeypatch):
+    forge = (
+        "import pathlib, sys\n"
+        "pathlib.Path(sys.argv[4]).with_name('failing.jsonl').write_text("
+        '\'{"format": "continuous-batching-lab/event-log", "version": 1, "batch_size": 1, "stop_token": 0,\''
+        '\' "batching": "continuous", "padded": false, "model": "checker {}"}\\n\')\n'
+    )
+    app = check_in_editor(monkeypatch, forge + CORRECT)
+    assert not app.exception
+    assert [e.value for e in app.error] == ["the checker case in this log: batch_size: missing"]
