@@ -30,7 +30,7 @@ def call_model(
     else:
         expected = f"{_tokens(len(rows))} (one per active row)"
     try:
-        answer = call(prefixes, mask) if padded else call(prefixes)
+        answer = call(prefixes, mask) if padded else call(list(prefixes))  # the model may keep or change its list
         answer = list(answer)
     except Exception as exc:
         raise ModelError(step, f"model call failed with {type(exc).__name__}: {exc}; expected {expected}") from exc

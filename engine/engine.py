@@ -5,39 +5,42 @@ then evict), so a slot freed at the end of step k is already busy at step k + 1 
 slot sits empty during a model call while work waits. Static batching (the seeds'
 Part 1) differs in one place: it admits only into an empty batch.
 
-The order inside `step()` (see ../shared/engine-contract.md):
-  0. cancellations requested since the last step take effect; arrivals join the queue
+One step, in the contract's order (docs/conventions.md):
+  1. cancellations asked for since the last step take effect; arrivals join the queue
      (a request with max_tokens == 0 finishes here, without a slot);
-  1. admit into free slots, lowest id first;  2. build the batch view;
-  3. one model call;  4. append one token per active row;
-  5. check termination: stop token, then stop sequence, then max_tokens;
-  6. evict finished rows and deliver their callbacks.
+  2. admit into free slots, lowest id first;
+  3. build the batch from the slot table;  4. one model call;
+  5. append one token per row and check termination: stop token, stop sequence, max_tokens;
+  6. evict finished rows, then deliver the step's callbacks.
+
+Callbacks run only after the step's state is complete (phase 6, and after phase 1's
+cancellations), from a queue: a callback that raises, even with a BaseException such as
+KeyboardInterrupt, leaves the engine consistent, and whatever was not yet delivered is
+delivered by the next `step()` or `run()`.
 """
 
 from __future__ import annotations
 
 from array import array
+from collections import deque
 
 from .batch import call_model
 from .errors import CallbackError, ModelError
 from .events import NONE, EventKind, EventLog, LogSettings, RequestInfo
 from .hooks import EngineHooks
 from .models import model_caller
-from .request import FinishReason, Sequence, new_sequence
+from .request import FinishReason, Sequence, Status, new_sequence
 from .scheduler import Scheduler
-from .stops import NO_MATCH
-from .validation import MAX_BATCH_SIZE, check_bool, check_choice, check_int, check_token
-
-STOP_MATCH = EventKind.STOP_MATCH
+from .validation import MAX_ENGINE_BATCH_SIZE, MAX_STEP, check_bool, check_choice, check_int, check_token
 
 
 class BatchInferenceEngine(EngineHooks):
     def __init__(
         self, model, batch_size: int, stop_token: int | None, *, batching: str = "continuous", padded: bool = False
     ):
-        check_int("batch_size", batch_size, minimum=1, maximum=MAX_BATCH_SIZE)
+        check_int("batch_size", batch_size, minimum=1, maximum=MAX_ENGINE_BATCH_SIZE)
         if stop_token is not None:
-            check_token("stop_token", stop_token)
+            stop_token = check_token("stop_token", stop_token)  # a numpy integer becomes an int
         check_choice("batching", batching, ("continuous", "static"))
         check_bool("padded", padded)
         self.model = model
@@ -45,13 +48,14 @@ class BatchInferenceEngine(EngineHooks):
         self.batch_size, self.stop_token, self.batching, self.padded = batch_size, stop_token, batching, padded
         self.event_log = EventLog(LogSettings(batch_size, stop_token, batching, padded))
         self._scheduler = Scheduler(batch_size, static=batching == "static")
-        self._live: dict[str, Sequence] = {}  # submitted, not yet delivered
+        self._live: dict[str, Sequence] = {}  # submitted, not yet finished
         self._submitted = 0
-        self._cancelled: list[Sequence] = []
+        self._cancelled: deque[Sequence] = deque()  # cancel() was called; takes effect at the next step
+        self._outbox: deque[tuple[Sequence, object, object, int]] = deque()  # (seq, function, value, step)
         self._unreported: list[tuple[str, BaseException]] = []  # callback failures not yet raised
         self._in_step = False
-        self._streams = 0  # unfinished requests with an on_token callback
-        self._batch_version, self._batch_cache = -1, None
+        self._streams = 0  # SPEED: unfinished requests with an on_token callback (0: skip the loop)
+        self._batch_version, self._batch_cache = -1, None  # SPEED: the batch view, see _build_batch
         self.clock = 0  # the next step's number
 
     # -- the seeds' API ----------------------------------------------------------------
@@ -108,6 +112,7 @@ class BatchInferenceEngine(EngineHooks):
         """Cancel at the next step boundary; False if the request has already finished.
 
         Its callback still runs once, with the prompt plus what it generated so far.
+        O(1): the request is marked and the queues skip it when they reach it.
         """
         seq = self._live.get(request_id)
         if seq is None:
@@ -138,16 +143,18 @@ class BatchInferenceEngine(EngineHooks):
         if failures:
             raise CallbackError(failures)
 
+    # -- what a front end may read -----------------------------------------------------
     @property
     def next_step(self) -> int:
         """The number the next `step()` will have (it jumps ahead when only future arrivals remain)."""
         scheduler = self._scheduler
-        if scheduler.num_running or scheduler.waiting or self._cancelled or not scheduler.pending:
+        if scheduler.num_running or scheduler.num_waiting or self._cancelled:
             return self.clock
-        return max(self.clock, scheduler.next_arrival())
+        arrival = scheduler.next_arrival()
+        return self.clock if arrival is None else max(self.clock, arrival)
 
     def has_work(self) -> bool:
-        return self._scheduler.has_work() or bool(self._cancelled)
+        return bool(self._live or self._outbox)
 
     @property
     def slot_table(self) -> dict[int, str]:
@@ -161,7 +168,7 @@ class BatchInferenceEngine(EngineHooks):
 
     @property
     def waiting(self) -> list[str]:
-        return [seq.request_id for seq in self._scheduler.waiting]
+        return [seq.request_id for seq in self._scheduler.queued()]
 
     # -- one step ----------------------------------------------------------------------
     def step(self) -> bool:
@@ -170,14 +177,22 @@ class BatchInferenceEngine(EngineHooks):
             raise RuntimeError("step() and run() cannot be called from inside a callback")
         if not self.has_work():
             return False
-        scheduler = self._scheduler
-        self.clock = self.next_step  # idle until the next arrival
         self._in_step = True
         try:
-            self._boundary()
-            if scheduler.num_running:
-                self._decode()
-            self.clock += 1
+            self._deliver()  # what an interrupted step left undelivered
+            if self._live:
+                self.clock = self.next_step  # idle until the next arrival
+                if self.clock >= MAX_STEP:
+                    raise OverflowError(f"step: {self.clock:,} is the event log's last step number")
+                self._take_arrivals_and_cancellations()
+                self._admit()
+                if self._scheduler.num_running:
+                    rows, prefixes, slots, requests = self._build_batch()
+                    tokens = self._call_model(rows, prefixes)
+                    finished = self._postprocess(rows, tokens, prefixes, slots, requests)
+                    self._evict(finished)
+                self.clock += 1
+                self._deliver()
         finally:
             self._in_step = False
         if self._unreported:  # includes failures of a step whose model call then failed
@@ -185,113 +200,119 @@ class BatchInferenceEngine(EngineHooks):
             raise CallbackError(failures)
         return True
 
-    def _boundary(self) -> None:
-        """Cancellations, arrivals and admissions: everything before the model call."""
-        step, log, scheduler = self.clock, self.event_log, self._scheduler
+    def _take_arrivals_and_cancellations(self) -> None:
+        """Phase 1: cancellations take effect, then arrivals join the queue."""
         self._apply_cancellations()
-        for seq in scheduler.due(step):
+        for seq in self._scheduler.due(self.clock):
             self._arrive(seq)
             if seq.max_tokens == 0:
-                self._finish(seq, FinishReason.MAX_TOKENS)
+                self._finish(seq, FinishReason.MAX_TOKENS)  # needs no slot
             else:
-                scheduler.waiting.append(seq)
-        self._apply_cancellations()  # callbacks above may have cancelled a waiting request
-        for seq in scheduler.admit():
-            log.append(step, EventKind.ADMIT, seq.slot, seq.log_index)
-            self._admitted(seq)
+                self._scheduler.enqueue(seq)
+        self._deliver()
+        self._apply_cancellations()  # a callback above may have cancelled a waiting request
 
     def _apply_cancellations(self) -> None:
-        while self._cancelled:  # a cancelled request's callback may cancel another
-            seq = self._cancelled.pop(0)
-            if seq.finish_reason is not None:  # finished in the step it was cancelled in
-                continue
-            if seq.slot is None:
-                self._scheduler.withdraw(seq)
-                if seq.request_id not in self.event_log.request_index:
+        while self._cancelled:
+            while self._cancelled:
+                seq = self._cancelled.popleft()
+                if seq.status is Status.FINISHED:  # finished in the step it was cancelled in
+                    continue
+                if seq.status is Status.PENDING:  # cancelled before it arrived
                     self._arrive(seq)
-            self._finish(seq, FinishReason.CANCELLED)
+                self._finish(seq, FinishReason.CANCELLED)
+            self._deliver()  # a cancelled request's callback may cancel another
 
     def _arrive(self, seq: Sequence) -> None:
         info = RequestInfo(seq.request_id, tuple(seq.tokens[: seq.prompt_len]), seq.max_tokens, seq.stop_sequences)
         seq.log_index = self.event_log.arrive(self.clock, info)
 
-    def _batch(self) -> tuple[list[Sequence], list[list[int]], array, array]:
-        """The rows in slot order, their token lists, slot ids and log indices; rebuilt only
-        when a slot was taken or freed since the last step."""
+    def _admit(self) -> None:
+        """Phase 2: free slots are filled from the head of the queue."""
+        for seq in self._scheduler.admit():
+            self.event_log.append(self.clock, EventKind.ADMIT, seq.slot, seq.log_index)
+            self._admitted(seq)
+
+    def _build_batch(self) -> tuple[list[Sequence], list[list[int]], array, array]:
+        """Phase 3: the rows in slot order, their token lists, slot ids and event-log indices.
+
+        SPEED: rebuilt only when a slot was taken or freed since the last step.
+        """
         scheduler = self._scheduler
         if self._batch_version != scheduler.version:
             self._batch_cache = _row_view(scheduler.running())
             self._batch_version = scheduler.version
         return self._batch_cache
 
-    def _decode(self) -> None:
-        """Steps 2-6: one model call, one token per row, termination, eviction.
-
-        The hot path: per row only an append and the termination checks; the emit events
-        of the whole step are written column by column.
-        """
-        step, log, stop_token = self.clock, self.event_log, self.stop_token
-        rows, prefixes, slots, requests = self._batch()
+    def _call_model(self, rows: list[Sequence], prefixes: list[list[int]]) -> array:
+        """Phase 4: one model call; a fault changes no row and raises ModelError."""
+        step, log = self.clock, self.event_log
         try:
-            answers = call_model(self._call, step, self._scheduler.slots, rows, prefixes, self.padded)
+            tokens = call_model(self._call, step, self._scheduler.slots, rows, prefixes, self.padded)
         except Exception as exc:
             log.error(step, NONE, NONE, str(exc))
             raise
         log.model_call(step, self.batch_size if self.padded else len(rows), self._scheduler.active_mask)
+        return tokens
+
+    def _postprocess(self, rows, tokens: array, prefixes, slots, requests) -> list[tuple[Sequence, FinishReason]]:
+        """Phase 5: append each row's token and check termination; returns the finished rows.
+
+        SPEED: the emit events of the whole step are written column by column.
+        """
         ordered = self._answer_order(rows)
         if ordered is not rows:
             rows, prefixes, slots, requests = _row_view(ordered)
-        tokens = answers.tolist()
-        finished = []  # (seq, reason, matched stop: -1 the stop token, a sequence index, or None)
-        for seq, token in zip(rows, tokens):
+        finished, stop_token = [], self.stop_token
+        for seq, token in zip(rows, tokens.tolist()):
             seq.tokens.append(token)
-            if token == stop_token:
-                finished.append((seq, FinishReason.STOP_TOKEN, -1))
-                continue
-            stops = seq.stops
-            if stops is not None:
-                seq.stop_state = state = stops.advance(seq.stop_state, token)
-                if stops.match[state] != NO_MATCH:
-                    finished.append((seq, FinishReason.STOP_SEQUENCE, stops.match[state]))
-                    continue
-            if len(seq.tokens) >= seq.end:
-                finished.append((seq, FinishReason.MAX_TOKENS, None))
-        log.emits(step, slots, requests, answers, map(len, prefixes))
+            end = seq.check_stop(token, stop_token)
+            if end is not None:
+                finished.append((seq, *end))
+        log, step = self.event_log, self.clock
+        log.emits(step, slots, requests, tokens, map(len, prefixes))
         if self._streams:
-            for seq, token in zip(rows, tokens):
+            for seq, token in zip(rows, tokens.tolist()):
                 if seq.on_token is not None:
-                    self._deliver(seq, seq.on_token, token)
-        for seq, _, matched in finished:  # phase 5 events, then phase 6
+                    self._outbox.append((seq, seq.on_token, token, step))
+        for seq, _, matched in finished:
             if matched is not None:
-                log.append(step, STOP_MATCH, seq.slot, seq.log_index, matched)
-        for seq, reason, _ in finished:
+                log.append(step, EventKind.STOP_MATCH, seq.slot, seq.log_index, matched)
+        return [(seq, reason) for seq, reason, _ in finished]
+
+    def _evict(self, finished: list[tuple[Sequence, FinishReason]]) -> None:
+        """Phase 6: finished rows leave their slots; their callbacks are queued for delivery."""
+        for seq, reason in finished:
             self._finish(seq, reason)
 
     def _finish(self, seq: Sequence, reason: FinishReason) -> None:
-        """Evict (freeing its slot, if any) and deliver the callback exactly once."""
-        log = self.event_log
+        """Evict (freeing its slot, if any) and queue its callback, exactly once."""
         slot = NONE if seq.slot is None else seq.slot
-        log.append(self.clock, EventKind.EVICT, slot, seq.log_index, reason)
+        self.event_log.append(self.clock, EventKind.EVICT, slot, seq.log_index, reason)
         seq.finish_reason = reason
         self._streams -= seq.on_token is not None
-        if seq.slot is not None:
+        if seq.status is Status.RUNNING:
             self._release(seq)
+        else:
+            self._scheduler.finished(seq)
         del self._live[seq.request_id]
         if seq.callback is not None:
-            self._deliver(seq, seq.callback, self._delivered(seq))
+            self._outbox.append((seq, seq.callback, self._delivered(seq), self.clock))
 
-    def _deliver(self, seq: Sequence, function, value) -> None:
-        try:
-            function(value)
-        except Exception as exc:
-            what = "callback" if function is seq.callback else "on_token"
-            self.event_log.error(
-                self.clock,
-                NONE if seq.slot is None else seq.slot,
-                seq.log_index,
-                f"{what} of request {seq.request_id} raised {type(exc).__name__}: {exc}",
-            )
-            self._unreported.append((seq.request_id, exc))
+    def _deliver(self) -> None:
+        """Run the queued callbacks in order; each is taken off the queue before it runs."""
+        while self._outbox:
+            seq, function, value, step = self._outbox.popleft()
+            try:
+                function(value)
+            except BaseException as exc:
+                what = "callback" if function is seq.callback else "on_token"
+                slot = NONE if seq.slot is None else seq.slot
+                message = f"{what} of request {seq.request_id} raised {type(exc).__name__}: {exc}"
+                self.event_log.error(step, slot, seq.log_index, message)
+                if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: stop now, resume later
+                    raise
+                self._unreported.append((seq.request_id, exc))
 
 
 def _row_view(rows: list[Sequence]) -> tuple[list[Sequence], list[list[int]], array, array]:

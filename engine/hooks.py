@@ -27,7 +27,7 @@ class EngineHooks:
 
     def _release(self, seq: Sequence) -> None:
         """Free a finished row's slot (at eviction)."""
-        self._scheduler.release(seq)
+        self._scheduler.finished(seq)
 
     def _delivered(self, seq: Sequence) -> list[int]:
         """What the callback receives."""

@@ -29,8 +29,10 @@ _MASK64 = (1 << 64) - 1
 class BatchModel(Protocol):
     """What the engine needs from a model (any one of these methods is enough).
 
-    Models must not mutate the prefixes they receive: the engine passes its own
-    per-request token lists to avoid copying them every step.
+    A model may keep, reorder or empty the outer list it is given: each call gets a list
+    of its own. It must not change the prefixes inside it: they are the engine's own
+    per-request token lists, passed without a copy so a step costs the same however long
+    the rows are. It returns one token per row, in the order the rows were given.
     """
 
     def generate_next_tokens(self, batch_prefixes: list[list[int]]) -> list[int]:

@@ -11,8 +11,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from .stops import StopMatcher, stop_matcher
-from .validation import MAX_STEP, check_callable, check_int, check_stop_sequences, check_tokens
+from .stops import NO_MATCH, StopMatcher, stop_matcher
+from .validation import INT64_MAX, MAX_ARRIVAL_STEP, check_callable, check_int, check_stop_sequences, check_tokens
+
+
+class Status(IntEnum):
+    """Where a request is. Ordered: every state after WAITING has left the queue."""
+
+    PENDING = 0  # submitted, its arrival step not reached yet
+    WAITING = 1  # in the FIFO queue
+    RUNNING = 2  # holds a slot
+    FINISHED = 3  # evicted (or finished without a slot); its callback is delivered or queued
 
 
 class FinishReason(IntEnum):
@@ -56,12 +65,30 @@ class Sequence:
     stop_state: int = 0  # automaton node in `stops`
     log_index: int = -1  # row in the event log's request table, set on arrival
     slot: int | None = None
+    status: Status = Status.PENDING
     cancel_requested: bool = False
     finish_reason: FinishReason | None = field(default=None)
 
     @property
     def generated(self) -> int:
         return len(self.tokens) - self.prompt_len
+
+    def check_stop(self, token: int, stop_token: int | None) -> tuple[FinishReason, int | None] | None:
+        """Why the row ends now that `token` was appended, or None if it goes on.
+
+        In the contract's order: the stop token, then a stop sequence (its index), then
+        `max_tokens`. The stop token is reported as sequence index -1.
+        """
+        if token == stop_token:
+            return FinishReason.STOP_TOKEN, -1
+        if self.stops is not None:
+            self.stop_state = self.stops.advance(self.stop_state, token)
+            matched = self.stops.matched(self.stop_state)
+            if matched != NO_MATCH:
+                return FinishReason.STOP_SEQUENCE, matched
+        if len(self.tokens) >= self.end:
+            return FinishReason.MAX_TOKENS, None
+        return None
 
 
 _last_compiled: list = [None, None, None]  # stops, matcher factory, automaton: the previous request's
@@ -89,12 +116,12 @@ def new_sequence(
 ) -> Sequence:
     """Check a submission's arguments (each error names its field) and build its state."""
     prompt = check_tokens("prompt_tokens", prompt_tokens)
-    check_int("max_tokens", max_tokens, minimum=0)
+    check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
     check_callable("callback", callback)
     check_callable("on_token", on_token)
     stops = check_stop_sequences("stop_sequences", stop_sequences)
     if arrival_step is not None:
-        check_int("arrival_step", arrival_step, minimum=0, maximum=MAX_STEP)
+        check_int("arrival_step", arrival_step, minimum=0, maximum=MAX_ARRIVAL_STEP)
     return Sequence(
         request_id,
         prompt,

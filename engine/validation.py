@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import copy
+import marshal
 from array import array
 from collections.abc import Callable
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # token ids are stored in 64-bit columns
 MAX_STEP = 2**31 - 1  # steps, slots and positions are stored in 32-bit columns
-MAX_BATCH_SIZE = 65_536
+MAX_ARRIVAL_STEP = 2**30  # the latest arrival step, leaving 2**30 steps for the run to finish in
+MAX_ENGINE_BATCH_SIZE = 65_536  # the Python API; scenarios and logs have a lower limit (engine/limits.py)
 
 
 def int_like(value: object) -> int | None:
@@ -58,16 +59,26 @@ def check_tokens(name: str, value: object) -> list[int]:
     return [check_token(f"{name}[{i}]", token) for i, token in enumerate(value)]
 
 
-_last_stops: list = [None, None, ()]  # the stop list object last checked, a deep copy of it, its checked form
+_checked_stops: dict[bytes, tuple[tuple[int, ...], ...]] = {}  # SPEED: marshal bytes -> checked form
+MAX_CHECKED_STOPS = 256  # distinct stop lists remembered
 
 
 def check_stop_sequences(name: str, value: object) -> tuple[tuple[int, ...], ...]:
-    """The stop sequences as a tuple of tuples. A workload usually passes one list object to
-    every request, so re-checking that same, unchanged object costs one C-level comparison."""
+    """The stop sequences as a tuple of tuples.
+
+    SPEED: a workload usually passes the same stop lists to every request, so a list already
+    checked is recognised by its `marshal` bytes (one C-level pass, which tells 7 from 7.0
+    and from True) instead of being checked token by token again.
+    """
     if value is None:
         return ()
-    if value is _last_stops[0] and value == _last_stops[1]:
-        return _last_stops[2]
+    try:
+        key = marshal.dumps(value)
+    except (ValueError, TypeError):  # numpy integers and other objects: the full check below
+        key = None
+    checked = _checked_stops.get(key)
+    if checked is not None:
+        return checked
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{name}: must be a list of token lists, got {type(value).__name__}")
     sequences = []
@@ -77,7 +88,10 @@ def check_stop_sequences(name: str, value: object) -> tuple[tuple[int, ...], ...
             raise ValueError(f"{name}[{i}]: a stop sequence must not be empty")
         sequences.append(tuple(tokens))
     checked = tuple(sequences)
-    _last_stops[:] = [value, copy.deepcopy(value), checked]
+    if key is not None:
+        if len(_checked_stops) >= MAX_CHECKED_STOPS:
+            _checked_stops.clear()
+        _checked_stops[key] = checked
     return checked
 
 

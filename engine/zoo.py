@@ -55,14 +55,11 @@ class IdleFreedSlot(BatchInferenceEngine):
     def _release(self, seq: Sequence) -> None:
         self._cooling.append(seq)
 
-    def _boundary(self) -> None:
-        super()._boundary()
+    def _admit(self) -> None:
+        super()._admit()
         cooled, self._cooling = self._cooling, []
         for seq in cooled:
             super()._release(seq)
-
-    def has_work(self) -> bool:
-        return super().has_work() or bool(self._cooling)
 
 
 class NaiveStopMatcher:

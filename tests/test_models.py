@@ -1,7 +1,7 @@
 """The built-in mock models: deterministic, O(1) per row, controllable lengths."""
 
 from engine import BatchInferenceEngine, MockModel, SimulatedLLM
-from engine.workload import submit_all, uniform_workload
+from engine.workload import generated_workload
 
 
 class CountingPrefix(list):
@@ -35,15 +35,19 @@ def test_simulated_llm_answers_are_pinned():
     assert SimulatedLLM().generate_next_tokens([[1, 2, 3], [], [42]]) == [719, 622, 324]
 
 
+def prompts_of_400() -> list[list[int]]:
+    workload = generated_workload(
+        400, seed=5, prompt_len=(1, 16), vocab_size=1000, output=("uniform", {"min": 1, "max": 64})
+    )
+    return [r.prompt for r in workload]
+
+
 def output_lengths(stop_chance: float) -> list[int]:
     model = SimulatedLLM(seed=5, stop_chance=stop_chance)
     engine = BatchInferenceEngine(model, 16, model.eos_token)
     lengths = []
-    submit_all(
-        engine,
-        [r.__class__(r.prompt, 1000) for r in uniform_workload(400, seed=5)],
-        lambda tokens: lengths.append(len(tokens)),
-    )
+    for prompt in prompts_of_400():
+        engine.submit_request(prompt, 1000, lambda tokens: lengths.append(len(tokens)))
     engine.run()
     return lengths
 
@@ -51,7 +55,7 @@ def output_lengths(stop_chance: float) -> list[int]:
 def test_stop_chance_controls_mean_output_length():
     lengths = output_lengths(0.1)
     assert len(set(lengths)) > 20  # rows finish at many different steps
-    prompts = sum(len(r.prompt) for r in uniform_workload(400, seed=5))
+    prompts = sum(map(len, prompts_of_400()))
     mean_generated = (sum(lengths) - prompts) / 400
     assert 7 < mean_generated < 13  # geometric with mean 1 / 0.1 = 10
 
