@@ -4,7 +4,7 @@
     python -m engine run [SCENARIO] [--requests N] [--batch-size N] [--static] [--padded]
                          [--jsonl OUT] [--csv OUT] [--narrate]
     python -m engine compare SCENARIO [--batch-size N] [--json]
-    python -m engine check SOLUTION.py [--class NAME] [--seed S] [--jsonl OUT]
+    python -m engine check SOLUTION.py [--class NAME] [--seed S] [--timeout SECONDS] [--jsonl OUT]
 
 SCENARIO is a path or the name of a built-in scenario (`part2-slot-refill`). Errors are
 one line on stderr with exit status 2.
@@ -17,7 +17,9 @@ import json
 import sys
 import time
 
+from .checker.sandbox import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from .compare import CONFIGURATIONS, compare
+from .limits import MAX_BATCH_SIZE, MAX_LENGTH, MAX_REQUESTS
 from .metrics import CostModel, format_seconds, request_metrics, summary
 from .narration import narrate
 from .replay import Replay
@@ -26,17 +28,28 @@ from .simulate import simulate
 from .toml_reader import ScenarioError
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """Bad arguments are reported like every other error: one line, exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="python -m engine", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="list the built-in scenarios")
     run = commands.add_parser("run", help="run a scenario or a generated workload and print a summary")
     run.add_argument("scenario", nargs="?", help="scenario file or built-in name (default: a generated workload)")
-    run.add_argument("--requests", type=_positive, help="generated workload: number of requests (default 100)")
-    run.add_argument("--max-tokens", type=int, default=64, help="generated workload: budgets drawn from 1..N")
-    run.add_argument("--seed", type=int, default=0, help="generated workload: seeds the workload and the model")
+    run.add_argument(
+        "--requests", type=_count(MAX_REQUESTS), help="generated workload: number of requests (default 100)"
+    )
+    run.add_argument(
+        "--max-tokens", type=_count(MAX_LENGTH), default=64, help="generated workload: budgets drawn from 1..N"
+    )
+    run.add_argument("--seed", type=_seed, default=0, help="generated workload: seeds the workload and the model")
     run.add_argument("--narrate", action="store_true", help="print the narration of every step")
     run.add_argument("--jsonl", metavar="OUT", help="write the event log as JSON Lines")
     run.add_argument("--csv", metavar="OUT", help="write per-request metrics as CSV")
@@ -47,31 +60,58 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("solution", help="a Python file defining the engine class")
     check_cmd.add_argument("--class", dest="class_name", help="the class to check (default: the engine class found)")
     check_cmd.add_argument("--seed", type=int, default=0, help="seeds the generated workloads")
-    check_cmd.add_argument("--timeout", type=float, default=5.0, help="seconds allowed per case")
+    check_cmd.add_argument(
+        "--timeout",
+        type=_timeout,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds allowed per case, more than 0 and at most {MAX_TIMEOUT:g} (default {DEFAULT_TIMEOUT:g})",
+    )
     check_cmd.add_argument("--jsonl", metavar="OUT", help="write the first failing run's event log")
     check_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     for sub in (run, compare_cmd):
-        sub.add_argument("--batch-size", type=int, help="override the scenario's batch size")
+        sub.add_argument("--batch-size", type=_count(MAX_BATCH_SIZE), help="override the scenario's batch size")
         _cost_options(sub)
     run.add_argument("--static", action="store_true", help="static batching (default: the scenario's)")
     run.add_argument("--padded", action="store_true", help="padded batches (default: the scenario's)")
     return parser
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def _bounded(parse, low: float, high: float, what: str, *, above_low: bool = False):
+    """An argparse type: `parse(text)` within [low, high] (or (low, high]); nan and inf never are."""
+
+    def check(text: str):
+        try:
+            value = parse(text)
+        except ValueError:
+            value = None
+        if value is None or not (low < value if above_low else low <= value) or not value <= high:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    return check
+
+
+def _count(limit: int):
+    return _bounded(int, 1, limit, f"an integer from 1 to {limit:,}")
+
+
+_seed = _bounded(int, 0, 2**63 - 1, "an integer from 0 to 2**63 - 1")
+_milliseconds = _bounded(float, 0, 1e6, "a number of milliseconds from 0 to 1,000,000")
+_timeout = _bounded(  # the checker's time limit per case (engine/checker/sandbox.py)
+    float, 0, MAX_TIMEOUT, f"a number of seconds more than 0 and at most {MAX_TIMEOUT:g}", above_low=True
+)
 
 
 def _cost_options(parser: argparse.ArgumentParser) -> None:
     default = CostModel()
-    parser.add_argument("--step-ms", type=float, default=default.step_s * 1e3, help="cost model: fixed ms per step")
-    parser.add_argument("--row-ms", type=float, default=default.row_s * 1e3, help="cost model: ms per row sent")
+    parser.add_argument(
+        "--step-ms", type=_milliseconds, default=default.step_s * 1e3, help="cost model: fixed ms per step"
+    )
+    parser.add_argument("--row-ms", type=_milliseconds, default=default.row_s * 1e3, help="cost model: ms per row sent")
     parser.add_argument(
         "--prefill-ms",
-        type=float,
+        type=_milliseconds,
         default=default.prefill_token_s * 1e3,
         help="cost model: ms per prompt token prefilled",
     )
@@ -128,13 +168,7 @@ def run_command(args: argparse.Namespace) -> int:
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
     if args.narrate:
-        replay = Replay(log)
-        for step in range(len(replay)):
-            print(f"\nstep {step}")
-            for sentence in (
-                scenario.captions.get(step) and [scenario.captions[step]] or narrate(replay, step, scenario.vocabulary)
-            ):
-                print(f"  {sentence}")
+        _print_narration(scenario, Replay(log))
     if args.jsonl:
         with open(args.jsonl, "w", encoding="utf-8") as out:
             out.write(log.to_jsonl())
@@ -143,6 +177,20 @@ def run_command(args: argparse.Namespace) -> int:
         request_metrics(log, cost).to_csv(args.csv)
         print(f"{'request metrics':<{width}}  {args.csv}")
     return 0
+
+
+def _print_narration(scenario: Scenario, replay: Replay) -> None:
+    """Every step that has events; a stretch of idle steps is one line."""
+    previous = -1
+    for step in map(int, replay.busy_steps()):
+        if step > previous + 1:
+            idle = f"step {previous + 1}" if step == previous + 2 else f"steps {previous + 1:,}-{step - 1:,}"
+            print(f"\n{idle}: idle, waiting for the next arrival")
+        previous = step
+        print(f"\nstep {step}")
+        caption = scenario.captions.get(step)
+        for sentence in [caption] if caption else narrate(replay, step, scenario.vocabulary):
+            print(f"  {sentence}")
 
 
 def _label(name: str) -> str:

@@ -9,17 +9,19 @@ every field; a bad file raises `ScenarioError` with one line naming the file and
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
+from .limits import MAX_ARRIVAL_STEP, MAX_BATCH_SIZE, MAX_FILE_BYTES, MAX_LENGTH, MAX_REQUESTS, parse_text, read_capped
 from .scenario_types import EngineConfig, ModelConfig, RequestSpec, Scenario, WorkloadConfig
+from .scenario_work import check_work
 from .toml_reader import ScenarioError, Table
-from .validation import INT64_MAX, INT64_MIN, MAX_BATCH_SIZE, MAX_STEP
+from .validation import INT64_MAX, INT64_MIN
 from .workload import ARRIVALS, DISTRIBUTIONS
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
-MAX_REQUESTS = 100_000
-MAX_LENGTH = 65_536  # longest generated prompt or output length in a workload
+INT_KEY = re.compile(r"-?[0-9]{1,19}")  # a [vocabulary] or [captions] key: an int64 written in quotes
 
 
 def list_scenarios(directory: Path = SCENARIO_DIR) -> list[Path]:
@@ -43,17 +45,23 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read and validate one scenario file; raises ScenarioError (one line) on any problem."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+        text = read_capped(path).decode("utf-8")
+    except ValueError as exc:  # over the size limit, or not UTF-8
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc).removeprefix(f"{path}: ")
         raise ScenarioError(f"{path}: cannot read the file ({reason})") from None
-    return parse_scenario(text, str(path), name=path.stem)
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    source = f"scenarios/{path.name}" if path.resolve().parent == SCENARIO_DIR else str(path)  # built-ins: short
+    return parse_scenario(text, source, name=path.stem)
 
 
 def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario") -> Scenario:
+    """Check every field, then the run's worst case against the limits (engine/limits.py)."""
+    if len(text) > MAX_FILE_BYTES:
+        raise ScenarioError(f"{source}: the text is larger than the limit of {MAX_FILE_BYTES / 2**20:g} MB")
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = parse_text(tomllib.loads, text, tomllib.TOMLDecodeError)
+    except ValueError as exc:
         raise ScenarioError(f"{source}: not valid TOML ({exc})") from None
     top = Table(source, data)
     title = top.str("title")
@@ -62,7 +70,7 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
     model = _model(top.table("model") or Table(source, {}, "model"), engine)
     vocabulary = _int_keyed(top, "vocabulary", lambda t, k: t.str(k))
     captions = _int_keyed(top, "captions", lambda t, k: t.str(k))
-    explicit = [_request(t, model) for t in top.tables("requests")] if top.has("requests") else None
+    explicit = [_request(t, model) for t in top.tables("requests", MAX_REQUESTS)] if top.has("requests") else None
     workload = _workload(top.table("workload")) if top.has("workload") else None
     top.check_no_unknown_keys()
     if (explicit is None) == (workload is None):
@@ -72,7 +80,7 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
     if model.kind == "scripted" and explicit is None:
         raise top.fail("model.kind", "'scripted' needs an explicit [[requests]] list with scripts")
     _check_ids(top, explicit or [])
-    return Scenario(
+    scenario = Scenario(
         name,
         source,
         title,
@@ -84,6 +92,8 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
         vocabulary,
         captions,
     )
+    check_work(scenario)
+    return scenario
 
 
 def _engine(t: Table) -> EngineConfig:
@@ -101,8 +111,8 @@ def _model(t: Table, engine: EngineConfig) -> ModelConfig:
     kind = t.str("kind", "simulated", choices=("simulated", "scripted"))
     config = ModelConfig(
         kind=kind,
-        seed=t.int("seed", 0),
-        vocab_size=t.int("vocab_size", 1000, minimum=2),
+        seed=t.int("seed", 0, minimum=INT64_MIN, maximum=INT64_MAX),
+        vocab_size=t.int("vocab_size", 1000, minimum=2, maximum=INT64_MAX),
         eos_token=t.int(
             "eos_token", engine.stop_token if engine.stop_token is not None else 0, minimum=INT64_MIN, maximum=INT64_MAX
         ),
@@ -123,10 +133,10 @@ def _request(t: Table, model: ModelConfig) -> RequestSpec:
     spec = RequestSpec(
         request_id=request_id,
         prompt=t.tokens("prompt"),
-        max_tokens=t.int("max_tokens", minimum=0),
+        max_tokens=t.int("max_tokens", minimum=0),  # the work check (engine/limits.py) bounds it
         stop_sequences=t.stop_sequences("stop_sequences"),
-        arrival_step=t.int("arrival_step", None, minimum=0, maximum=MAX_STEP),
-        cancel_step=t.int("cancel_step", None, minimum=0, maximum=MAX_STEP),
+        arrival_step=t.int("arrival_step", None, minimum=0, maximum=MAX_ARRIVAL_STEP),
+        cancel_step=t.int("cancel_step", None, minimum=0, maximum=MAX_ARRIVAL_STEP),
         stream=t.bool("stream", False),
         script=t.tokens("script") if model.kind == "scripted" else None,
     )
@@ -151,7 +161,7 @@ def _workload(t: Table) -> WorkloadConfig:
     config = WorkloadConfig(
         count=t.int("count", minimum=1, maximum=MAX_REQUESTS),
         prompt_len=(length[0], length[1]),
-        seed=t.int("seed", 0),
+        seed=t.int("seed", 0, minimum=INT64_MIN, maximum=INT64_MAX),
         output=_choice_with_params(output, "distribution", DISTRIBUTIONS),
         arrival=_choice_with_params(arrival, "process", ARRIVALS, default="burst"),
         stop_sequences=t.stop_sequences("stop_sequences"),
@@ -182,7 +192,7 @@ def _int_keyed(top: Table, key: str, read) -> dict[int, str]:
         return {}
     out = {}
     for k in list(t.data):
-        if not k.lstrip("-").isdigit():
+        if not INT_KEY.fullmatch(k) or not INT64_MIN <= int(k) <= INT64_MAX:
             raise t.fail(k, 'keys must be integers (write them in quotes, e.g. "7" = "the")')
         out[int(k)] = read(t, k)
     return out

@@ -13,8 +13,10 @@ from collections.abc import Callable
 from .engine import BatchInferenceEngine
 from .errors import ModelError
 from .events import EventLog
+from .limits import MAX_EVENTS
 from .models import ScriptedLLM, SimulatedLLM
 from .scenario import ModelConfig, Scenario
+from .scenario_work import check_work
 from .toml_reader import ScenarioError
 
 PROGRESS_EVERY = 2_000  # steps between progress reports
@@ -58,7 +60,11 @@ def build_model(scenario: Scenario):
 
 
 def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> EventLog:
-    """Run to the end; `progress(step, requests_done)` is called every few thousand steps."""
+    """Run to the end; `progress(step, requests_done)` is called every few thousand steps.
+
+    The run's worst case is checked against the limits first (ScenarioError if over one).
+    """
+    check_work(scenario)
     settings = scenario.engine
     engine = BatchInferenceEngine(
         build_model(scenario),
@@ -92,6 +98,8 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
             if not isinstance(exc.__cause__, SimulatedFault):
                 raise ScenarioError(f"{scenario.source}: model: {exc}") from None
             continue  # the fault is in the log; retry the step, as a server would
+        if len(engine.event_log) > MAX_EVENTS:  # the estimate's backstop: never expected to fire
+            raise ScenarioError(f"{scenario.source}: the run passed {MAX_EVENTS:,} events, the limit, and was stopped")
         if progress is not None and engine.clock % PROGRESS_EVERY == 0:
             progress(engine.clock, len(scenario.requests) - engine.num_unfinished)
     return engine.event_log

@@ -5,6 +5,20 @@ scenarios/foo.toml: requests[3].max_tokens: must be an integer ≥ 0, got -2
 
 from __future__ import annotations
 
+import math
+
+
+def _finite(value: object) -> bool:
+    """A real number a float can hold (bools, NaN, infinities and 400-digit ints are not)."""
+    if type(value) is float:
+        return math.isfinite(value)
+    return type(value) is int and abs(value) < 2**1023
+
+
+def shorten(text: str, width: int = 60) -> str:
+    """At most `width` characters, so a hostile value cannot flood a message."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
 
 class ScenarioError(ValueError):
     """A scenario file that cannot be used; the message is one line, for people."""
@@ -21,8 +35,8 @@ class Table:
         return f"{self.path}.{key}" if self.path else key
 
     def fail(self, key: str, problem: str, value: object = ...) -> ScenarioError:
-        got = "" if value is ... else f", got {value!r}"
-        return ScenarioError(f"{self.source}: {self.where(key)}: {problem}{got}")
+        got = "" if value is ... else f", got {shorten(repr(value))}"
+        return ScenarioError(f"{self.source}: {self.where(shorten(key))}: {problem}{got}")
 
     def has(self, key: str) -> bool:
         return key in self.data
@@ -51,9 +65,9 @@ class Table:
 
     def number(self, key: str, default: object = ..., minimum: float = 0.0, maximum: float | None = None) -> float:
         value = self.raw(key, default)
-        if type(value) not in (int, float) or value < minimum or (maximum is not None and value > maximum):
+        if not _finite(value) or value < minimum or (maximum is not None and value > maximum):
             upper = f" and ≤ {maximum}" if maximum is not None else ""
-            raise self.fail(key, f"must be a number ≥ {minimum}{upper}", value)
+            raise self.fail(key, f"must be a finite number ≥ {minimum}{upper}", value)
         return float(value)
 
     def str(self, key: str, default: object = ..., choices: tuple[str, ...] | None = None) -> str:
@@ -96,10 +110,12 @@ class Table:
             raise self.fail(key, "must be a table", value)
         return Table(self.source, value, self.where(key))
 
-    def tables(self, key: str) -> list[Table]:
+    def tables(self, key: str, maximum: int) -> list[Table]:
         value = self.raw(key, [])
         if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
             raise self.fail(key, "must be an array of tables ([[" + key + "]])")
+        if len(value) > maximum:
+            raise self.fail(key, f"has {len(value):,} tables; the limit is {maximum:,}")
         return [Table(self.source, item, self.where(f"{key}[{i}]")) for i, item in enumerate(value)]
 
     def check_no_unknown_keys(self) -> None:

@@ -8,11 +8,22 @@ inference while reducing p50 latency", Anyscale blog, 2023.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
+from .limits import MAX_ARRIVAL_STEP, MAX_SAMPLING_DRAWS
+
 DISTRIBUTIONS = {"fixed": ("value",), "uniform": ("min", "max"), "capped_exponential": ("mean", "cap")}
 ARRIVALS = {"burst": (), "poisson": ("rate",)}
+
+
+class WorkloadTooLarge(ValueError):
+    """A workload whose generation would exceed a limit; `field` names the parameter to blame."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,14 +34,27 @@ class WorkloadRequest:
     arrival_step: int | None = None
 
 
+def expected_draws(count: int, mean: float, cap: int) -> float:
+    """Draws the capped exponential needs on average: a draw is kept when it rounds to <= cap."""
+    kept = -math.expm1(-(cap + 0.5) / mean)
+    return count / kept if kept > 0 else math.inf
+
+
 def output_lengths(rng: random.Random, count: int, distribution: str, params: dict) -> list[int]:
     """Generated-token budgets, each >= 1."""
     if distribution == "fixed":
         return [params["value"]] * count
     if distribution == "uniform":
         return [rng.randint(params["min"], params["max"]) for _ in range(count)]
-    lengths = []
     mean, cap = params["mean"], params["cap"]
+    draws = expected_draws(count, mean, cap)
+    if draws > MAX_SAMPLING_DRAWS:
+        raise WorkloadTooLarge(
+            "output.cap",
+            f"cap {cap:,} keeps 1 draw in {draws / count:,.0f} of an exponential with mean {mean:,}, so "
+            f"{count:,} lengths need about {draws:,.0f} draws; the limit is {MAX_SAMPLING_DRAWS:,} draws",
+        )
+    lengths = []
     while len(lengths) < count:
         length = max(1, round(rng.expovariate(1.0 / mean)))
         if length <= cap:  # resample while above the cap, as the benchmark did
@@ -45,8 +69,25 @@ def arrival_steps(rng: random.Random, count: int, process: str, params: dict) ->
     steps, clock = [], 0.0
     for _ in range(count):
         clock += rng.expovariate(params["rate"])
+        if clock > MAX_ARRIVAL_STEP:
+            raise WorkloadTooLarge(
+                "arrival.rate",
+                f"rate {params['rate']:g} puts request {len(steps):,} past step {MAX_ARRIVAL_STEP:,}, "
+                "the latest arrival step allowed",
+            )
         steps.append(int(clock))
     return steps
+
+
+def workload_shape(
+    count: int, *, seed: int, output: tuple[str, dict], arrival: tuple[str, dict] = ("burst", {})
+) -> tuple[list[int], list[int]]:
+    """The budgets and arrival steps `generated_workload` will draw, without its prompts (cheap)."""
+    return _shape(random.Random(seed), count, output, arrival)
+
+
+def _shape(rng: random.Random, count: int, output: tuple[str, dict], arrival: tuple[str, dict]):
+    return output_lengths(rng, count, *output), arrival_steps(rng, count, *arrival)
 
 
 def generated_workload(
@@ -60,8 +101,7 @@ def generated_workload(
     stop_sequences: list[list[int]] | None = None,
 ) -> list[WorkloadRequest]:
     rng = random.Random(seed)
-    lengths = output_lengths(rng, count, *output)
-    arrivals = arrival_steps(rng, count, *arrival)
+    lengths, arrivals = _shape(rng, count, output, arrival)
     low, high = prompt_len
     return [
         WorkloadRequest(
@@ -69,23 +109,3 @@ def generated_workload(
         )
         for budget, arrives in zip(lengths, arrivals)
     ]
-
-
-def uniform_workload(
-    count: int, *, seed: int = 0, max_tokens: int = 64, prompt_len: int = 16, vocab_size: int = 1000
-) -> list[WorkloadRequest]:
-    """`count` requests with prompts of 1..prompt_len tokens and budgets of 1..max_tokens."""
-    return generated_workload(
-        count,
-        seed=seed,
-        prompt_len=(1, prompt_len),
-        vocab_size=vocab_size,
-        output=("uniform", {"min": 1, "max": max_tokens}),
-    )
-
-
-def submit_all(engine, workload: list[WorkloadRequest], callback=None) -> None:
-    for request in workload:
-        engine.submit_request(
-            request.prompt, request.max_tokens, callback, request.stop_sequences, arrival_step=request.arrival_step
-        )

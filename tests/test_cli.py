@@ -86,7 +86,7 @@ def test_bad_scenario_path_exits_2_with_one_line(tmp_path):
 def test_bad_argument_exits_2_with_a_one_line_error():
     result = run_cli("run", "--batch-size", "0")
     assert result.returncode == 2
-    assert result.stderr == "error: batch_size: must be >= 1, got 0\n"
+    assert result.stderr == "error: argument --batch-size: must be an integer from 1 to 256, got '0'\n"
 
 
 def test_long_runs_report_progress_on_stderr():

@@ -72,7 +72,7 @@ def test_compare_with_no_generated_tokens_does_not_crash(tmp_path):
     bad = subprocess.run(
         [sys.executable, "-m", "engine", "run", "--requests", "0"], capture_output=True, text=True, timeout=60
     )
-    assert bad.returncode == 2 and "must be >= 1, got 0" in bad.stderr
+    assert bad.returncode == 2 and "must be an integer from 1 to 100,000, got '0'" in bad.stderr
 
 
 def test_a_correct_solution_using_numpy_passes_the_checker():

@@ -29,7 +29,7 @@ def requests_toml(*max_tokens) -> str:
         ("lesson = 'x'", "foo.toml: title: is required"),
         (
             GOOD.replace("batch_size = 2", "batch_size = 0"),
-            "foo.toml: engine.batch_size: must be an integer ≥ 1 and ≤ 65536, got 0",
+            "foo.toml: engine.batch_size: must be an integer ≥ 1 and ≤ 256, got 0",
         ),
         (
             GOOD.replace("batch_size = 2", "batch_sise = 2"),
@@ -88,7 +88,7 @@ def requests_toml(*max_tokens) -> str:
         ),
         (
             GOOD.replace("[engine]", "[model]\nstop_chance = 1.5\n[engine]"),
-            "foo.toml: model.stop_chance: must be a number ≥ 0.0 and ≤ 1.0, got 1.5",
+            "foo.toml: model.stop_chance: must be a finite number ≥ 0.0 and ≤ 1.0, got 1.5",
         ),
     ],
 )
