@@ -10,7 +10,8 @@
 5. scale: the Anyscale cap-1536 workload through all four `compare` configurations
    (with the DataFrames), wall time and peak memory; bytes per stored event;
 6. the same figures for `benchmarks/naive_engine.py`;
-7. front end: building the grid figure for 64 slots × 1,000 steps.
+7. front end: building the grid figure for 64 slots × 1,000 steps;
+8. 40,000 cancels of requests not yet arrived (O(1) each).
 """
 
 from __future__ import annotations
@@ -159,18 +160,30 @@ def naive_scale() -> dict:
 
 
 def grid_figure_seconds(repeats: int) -> float:
-    import numpy as np
+    """Building the grid's figure at the last step of a 64-slot, 1,000-step run (only the shown columns)."""
+    from engine.replay import Replay
+    from ui.grid import grid_data, grid_figure
 
-    from ui.grid import GridData, grid_figure
-
-    slots, steps = 64, 1000
-    data = GridData(
-        slots,
-        np.random.default_rng(0).integers(0, 14, (slots, steps)).astype(np.int16),
-        np.full((slots, steps), "7", dtype=object),
-        np.full((slots, steps), "slot · step", dtype=object),
-    )
+    engine = BatchInferenceEngine(model, BATCH, 0)
+    for prompt, max_tokens in workload(4 * BATCH, 250):
+        engine.submit_request(prompt, max_tokens)
+    engine.run()
+    data = grid_data(Replay(engine.event_log), {})
+    steps = data.steps
     return best(lambda: grid_figure(data, steps - 1).to_json(), repeats)
+
+
+def cancel_seconds(count: int = 40_000) -> float:
+    """Submit `count` requests that arrive later, cancel all but one, run: cancels cost O(1) each."""
+
+    def run() -> None:
+        engine = BatchInferenceEngine(model, 4, 0)
+        ids = [engine.submit_request([1], 1, arrival_step=10 + i) for i in range(count)]
+        for rid in ids[:-1]:
+            engine.cancel(rid)
+        engine.run()
+
+    return best(run, 2)
 
 
 def main() -> None:
@@ -188,6 +201,7 @@ def main() -> None:
         "engine": {**engine, "ratio_to_floor": engine["ns_per_token"] / floor, **scale_figures()},
         "naive": {**naive, "ratio_to_floor": naive["ns_per_token"] / floor, **naive_scale()},
         "grid_figure_64x1000_s": grid_figure_seconds(repeats),
+        "cancel_40k_s": cancel_seconds(),
     }
     if args.json:
         print(json.dumps(results, indent=2))
@@ -212,6 +226,7 @@ def main() -> None:
         f"grid figure, 64 slots x 1,000 steps (last {columns_shown(64)} shown): "
         f"{results['grid_figure_64x1000_s'] * 1e3:.0f} ms"
     )
+    print(f"40,000 cancels of requests not yet arrived, then run(): {results['cancel_40k_s']:.2f} s")
 
 
 if __name__ == "__main__":

@@ -41,13 +41,21 @@ def _object_column(n: int, rows: np.ndarray, values: list) -> np.ndarray:
     return column
 
 
-def events_frame(log: EventLog) -> pd.DataFrame:
-    n = len(log)
-    kind = np.frombuffer(log.kind, dtype=np.int8) if n else np.zeros(0, np.int8)
-    slot = np.frombuffer(log.slot, dtype=np.int32) if n else np.zeros(0, np.int32)
-    request = np.frombuffer(log.request, dtype=np.int32) if n else np.zeros(0, np.int32)
-    a = np.frombuffer(log.a, dtype=np.int64) if n else np.zeros(0, np.int64)
-    b = np.frombuffer(log.b, dtype=np.int32) if n else np.zeros(0, np.int32)
+def _column(values, dtype, rows: np.ndarray | None) -> np.ndarray:
+    column = np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype)
+    return column if rows is None else column[rows]
+
+
+def events_frame(log: EventLog, rows: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per event (or per event index in `rows`, in that order)."""
+    step = _column(log.step, np.int32, rows).astype(np.int64)
+    kind = _column(log.kind, np.int8, rows)
+    slot = _column(log.slot, np.int32, rows)
+    request = _column(log.request, np.int32, rows)
+    a = _column(log.a, np.int64, rows)
+    b = _column(log.b, np.int32, rows)
+    n = len(kind)
+    events = np.arange(len(log)) if rows is None else rows
     is_ = {k: kind == k for k in EventKind}
     ids = np.array([info.request_id for info in log.requests] + [None], dtype=object)
     prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
@@ -58,29 +66,30 @@ def events_frame(log: EventLog) -> pd.DataFrame:
     arrivals = np.flatnonzero(is_[EventKind.ARRIVE])
     infos = [log.requests[request[i]] for i in arrivals]
     reasons = np.array(REASON_LABELS, dtype=object)
+    padded_rows = np.zeros(n, np.int64)
+    padded_rows[calls] = [a[i] - sum(m) for i, m in zip(calls, masks)]
+    max_tokens = np.zeros(n, np.int64)
+    max_tokens[arrivals] = [info.max_tokens for info in infos]
     frame = pd.DataFrame(
         {
-            "step": np.frombuffer(log.step, dtype=np.int32).astype(np.int64) if n else np.zeros(0, np.int64),
+            "step": step,
             "kind": pd.Categorical.from_codes(kind, categories=KIND_LABELS),
             "slot": _int_column(slot, slot != NONE),
             "request_id": ids[np.where(request == NONE, len(log.requests), request)],
             "token": _int_column(a, is_[EventKind.EMIT]),
             "position": _int_column(b - prompt_len[np.maximum(request, 0)] - 1, is_[EventKind.EMIT]),
             "rows": _int_column(a, is_[EventKind.MODEL_CALL]),
-            "padded_rows": _int_column(np.zeros(n, np.int64), is_[EventKind.MODEL_CALL]),
+            "padded_rows": _int_column(padded_rows, is_[EventKind.MODEL_CALL]),
             "active_mask": _object_column(n, calls, masks),
             "sequence_index": _int_column(a, is_[EventKind.STOP_MATCH]),
-            "sequence": _object_column(n, matches, [log[i].sequence for i in matches]),
+            "sequence": _object_column(n, matches, [log[events[i]].sequence for i in matches]),
             "reason": np.where(is_[EventKind.EVICT], reasons[np.clip(a, 0, len(reasons) - 1)], None),
             "message": _object_column(n, errors, [log.blobs[b[i]] for i in errors]),
             "prompt": _object_column(n, arrivals, [list(info.prompt) for info in infos]),
-            "max_tokens": _int_column(np.zeros(n, np.int64), is_[EventKind.ARRIVE]),
+            "max_tokens": _int_column(max_tokens, is_[EventKind.ARRIVE]),
             "stop_sequences": _object_column(n, arrivals, [[list(s) for s in info.stop_sequences] for info in infos]),
         },
         columns=COLUMNS,
+        index=None if rows is None else pd.Index(rows, name="event"),
     )
-    if len(calls):
-        frame.loc[calls, "padded_rows"] = [a[i] - sum(m) for i, m in zip(calls, masks)]
-    if len(arrivals):
-        frame.loc[arrivals, "max_tokens"] = [info.max_tokens for info in infos]
     return frame

@@ -55,18 +55,27 @@ def _columns(log: EventLog):
 
 
 def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
-    """One row per step: rows sent, active and padded rows, queue depth, prefill, time."""
+    """One row per busy step (a step with events): rows sent, active and padded rows, queue
+    depth, prefill, time.
+
+    Idle steps (the engine's clock jumped over them, waiting for an arrival) have no row,
+    so the frame grows with the events, never with the step numbers; each row's
+    `idle_before` counts the idle steps since the previous row, and they tick at `step_s`
+    each in `end_s`.
+    """
     step, kind, request, a, _ = _columns(log)
-    steps = log.num_steps
+    busy = np.unique(step)
+    row = np.searchsorted(busy, step)  # each event's row
+    rows = len(busy)
     prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
-    count = lambda mask, weights=None: np.bincount(step[mask], weights, minlength=steps)  # noqa: E731
+    count = lambda mask, weights=None: np.bincount(row[mask], weights, minlength=rows)  # noqa: E731
     calls = kind == EventKind.MODEL_CALL
     rows_sent = count(calls, a[calls]).astype(np.int64)
     active = count(kind == EventKind.EMIT).astype(np.int64)
     admits = kind == EventKind.ADMIT
     if log.settings.padded:  # new prompts are prefilled together, padded to the longest of them
-        prefill = np.zeros(steps, np.int64)
-        np.maximum.at(prefill, step[admits], prompt_len[request[admits]])
+        prefill = np.zeros(rows, np.int64)
+        np.maximum.at(prefill, row[admits], prompt_len[request[admits]])
         prefill *= count(admits).astype(np.int64)
     else:
         prefill = count(admits, prompt_len[request[admits]]).astype(np.int64)
@@ -75,9 +84,11 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
     duration = np.where(
         rows_sent > 0, cost.step_s + cost.row_s * rows_sent + cost.prefill_token_s * prefill, cost.step_s
     )
+    idle_before = np.diff(busy, prepend=0) - np.r_[0, np.ones(max(rows - 1, 0), np.int64)]
     return pd.DataFrame(
         {
-            "step": np.arange(steps),
+            "step": busy,
+            "idle_before": idle_before.astype(np.int64),
             "rows_sent": rows_sent,
             "active_rows": active,
             "padded_rows": np.where(rows_sent > 0, rows_sent - active, 0),
@@ -86,7 +97,7 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
             "finished": count(kind == EventKind.EVICT).astype(np.int64),
             "prefill_tokens": prefill,
             "duration_s": duration,
-            "end_s": np.cumsum(duration),
+            "end_s": np.cumsum(duration + idle_before * cost.step_s),
         }
     )
 
@@ -102,6 +113,7 @@ def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.Data
     n = len(log.requests)
     end = steps["end_s"].to_numpy()
     start = end - steps["duration_s"].to_numpy()
+    busy = steps["step"].to_numpy()
 
     def per_request(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
         out = np.full(n, np.nan)
@@ -116,16 +128,18 @@ def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.Data
     finish = per_request(evicts, step)
     reason = per_request(evicts, a)
     # A delivery before the step's model call (cancelled, zero budget) happens at the step's start.
-    call_index = np.full(max(log.num_steps, 1), np.iinfo(np.int64).max)
+    row = np.searchsorted(busy, step)
+    call_index = np.full(max(len(busy), 1), np.iinfo(np.int64).max)
     calls = np.flatnonzero(kind == EventKind.MODEL_CALL)
-    call_index[step[calls]] = calls
-    after_call = per_request(evicts, (np.arange(len(step)) > call_index[step]).astype(float))
+    call_index[row[calls]] = calls
+    after_call = per_request(evicts, (np.arange(len(step)) > call_index[row]).astype(float))
     outputs = np.bincount(request[kind == EventKind.EMIT], minlength=n)[:n] if n else np.zeros(0, np.int64)
 
     def at(times: np.ndarray, steps_: np.ndarray) -> np.ndarray:
+        """`times` (per busy step) at each request's step (always a busy one: it has an event)."""
         valid = ~np.isnan(steps_)
         out = np.full(n, np.nan)
-        out[valid] = times[steps_[valid].astype(np.int64)]
+        out[valid] = times[np.searchsorted(busy, steps_[valid].astype(np.int64))]
         return out
 
     delivered = np.where(after_call == 1, at(end, finish), at(start, finish))
@@ -167,7 +181,7 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
     pct = lambda column, q: float(np.nanpercentile(requests[column], q)) if requests[column].notna().any() else None  # noqa: E731
     return {
         "requests": len(requests),
-        "steps": len(steps),
+        "steps": log.num_steps,
         "model_calls": len(called),
         "generated_tokens": tokens,
         "total_time_s": total_s,

@@ -47,6 +47,8 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
     vocabulary = vocabulary or {}
     log, state = replay.log, replay[step]
     grouped = _Step(replay, step)
+    if not grouped.events:
+        return [_idle(log, step)]
     out: list[str] = []
     arrived = [e.request_id for e in grouped.before if e.kind == "arrive"]
     admitted = [e for e in grouped.before if e.kind == "admit"]
@@ -78,6 +80,14 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
         out.append(_model_call(grouped.events[grouped.call]))
         out.extend(_rows(replay, state, vocabulary))
     return out
+
+
+def _idle(log, step: int) -> str:
+    """A step without events: the engine's clock jumped over it, to the next arrival."""
+    following = log.step_range(step).stop
+    if following >= len(log):
+        return "Nothing happens at this step."
+    return f"Idle: nothing runs or waits until step {log.step[following]:,}, when the next request arrives."
 
 
 def _cancelled(replay: Replay, e: Event) -> str:

@@ -19,6 +19,7 @@ def test_step_metrics_of_part2():
     steps = step_metrics(part2_log(), COST)
     assert steps.to_dict("list") == {
         "step": [0, 1, 2, 3],
+        "idle_before": [0, 0, 0, 0],
         "rows_sent": [2, 2, 2, 1],
         "active_rows": [2, 2, 2, 1],
         "padded_rows": [0, 0, 0, 0],
@@ -96,10 +97,12 @@ def test_deliveries_without_a_model_call_happen_at_the_step_start():
     assert zero.loc["A", "e2e_s"] == 0.0 and zero.loc["A", "output_tokens"] == 0
 
 
-def test_idle_steps_tick_at_the_fixed_cost():
-    steps = step_metrics(simulate(resolve_scenario("arrivals-mid-run")), COST)
-    idle = steps[steps.rows_sent == 0]
-    assert idle.step.tolist() == [7, 8, 9, 10, 11] and idle.duration_s.tolist() == [1.0] * 5
+def test_idle_steps_have_no_row_and_tick_at_the_fixed_cost():
+    steps = step_metrics(simulate(resolve_scenario("arrivals-mid-run")), COST).set_index("step")
+    assert 7 not in steps.index and 11 not in steps.index  # the clock jumped over steps 7-11
+    assert steps.idle_before[12] == 5 and steps.idle_before.drop(12).eq(0).all()
+    start_12 = steps.end_s[12] - steps.duration_s[12]
+    assert start_12 == steps.end_s[6] + 5 * COST.step_s
 
 
 def test_default_cost_model_makes_a_64_row_decode_step_memory_bound():

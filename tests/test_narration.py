@@ -182,3 +182,8 @@ def test_narration_works_on_a_loaded_jsonl_file():
 
     log = simulate(resolve_scenario("part2-slot-refill"))
     assert narrate(Replay(EventLog.from_jsonl(log.to_jsonl())), 1) == narrate(Replay(log), 1)
+
+
+def test_an_idle_step_says_what_the_engine_waits_for():
+    replay = Replay(simulate(resolve_scenario("arrivals-mid-run")))
+    assert narrate(replay, 8) == ["Idle: nothing runs or waits until step 12, when the next request arrives."]

@@ -51,7 +51,7 @@ def test_an_uploaded_log_replays_without_the_engine():
     log = simulate(resolve_scenario("cancellation"))
     run = load("upload", Upload("run.jsonl", log.to_jsonl().encode()), Overrides())
     assert run.scenario is None and run.log == log
-    assert run.grid.code.shape == (2, log.num_steps)
+    assert run.grid.window(0, log.num_steps - 1).code.shape == (2, log.num_steps)
 
 
 def test_an_uploaded_scenario_runs_with_overrides():
@@ -71,8 +71,9 @@ def test_overrides_add_stop_sequences_to_every_request_and_clear_the_stop_token(
 
 def test_grid_codes_mark_padded_rows_and_the_batch_view_counts_padding():
     run = load("padded-vs-ragged", None, Overrides())
-    assert run.grid.code[:, 3].tolist() == [1, run.grid.code[1, 3], 1, 1]
-    assert run.grid.label[1, 3] == "24"
+    column = run.grid.window(3, 3)
+    assert column.code[:, 0].tolist() == [1, column.code[1, 0], 1, 1]
+    assert column.label[1, 0] == "24"
     view = batch_view(run.replay, 3)
     assert (
         view.caption()

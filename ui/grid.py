@@ -1,19 +1,20 @@
 """The slot grid: one row per slot, one column per step, coloured by the request holding it.
 
-`grid_data` turns a replay into cell arrays once (cached with the run); `grid_figure`
-slices them up to the current step and adds the markers: admissions (▸), stop-sequence
-matches (the matched tail outlined) and evictions (×). Long runs show the last
-`columns_shown()` steps (200, or fewer for wide batches), so playback stays smooth; the
-Timeline tab shows the whole run.
+`grid_data` wraps a replay; `grid_figure` builds the cells of the columns it shows (the
+last `columns_shown()` steps up to the current one: 200, or fewer for wide batches) and
+adds the markers: admissions (▸), stop-sequence matches (the matched tail outlined) and
+evictions (×). Only those columns are ever built, so a redraw costs the same whatever the
+run's length; the Timeline tab shows the whole run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.events import EventKind
 from engine.replay import Replay
 from ui import palette
 
@@ -27,41 +28,64 @@ def token_label(token: int, vocabulary: dict[int, str]) -> str:
 
 
 @dataclass
+class Window:
+    """The cells of steps `first`..`last` and the markers that fall among them."""
+
+    first: int
+    last: int
+    code: np.ndarray  # (slots, columns) int codes, see palette.request_code
+    label: np.ndarray  # (slots, columns) str
+    hover: np.ndarray  # (slots, columns) str
+    admits: list[tuple[int, int]]  # (step, slot)
+    evicts: list[tuple[int, int]]  # (step, slot): the last cell the evicted request held
+    tails: list[tuple[int, int]]  # (step, slot) cells of matched stop tails
+
+
+@dataclass
 class GridData:
-    batch_size: int
-    code: np.ndarray  # (slots, steps) int codes, see palette.request_code
-    label: np.ndarray  # (slots, steps) str
-    hover: np.ndarray  # (slots, steps) str
-    admits: list[tuple[int, int]] = field(default_factory=list)  # (step, slot)
-    evicts: list[tuple[int, int, str]] = field(default_factory=list)  # (step, slot, reason)
-    tails: list[tuple[int, int, str]] = field(default_factory=list)  # (step, slot, matched sequence)
+    replay: Replay
+    vocabulary: dict[int, str]
+
+    @property
+    def batch_size(self) -> int:
+        return self.replay.log.settings.batch_size
 
     @property
     def steps(self) -> int:
-        return self.code.shape[1]
+        return len(self.replay)
 
+    def window(self, first: int, last: int) -> Window:
+        slots, columns = self.batch_size, last - first + 1
+        code = np.zeros((slots, columns), dtype=np.int16)
+        label = np.full((slots, columns), "", dtype=object)
+        hover = np.full((slots, columns), "", dtype=object)
+        view = Window(first, last, code, label, hover, [], [], [])
+        for c, k in enumerate(range(first, last + 1)):
+            self._column(view, c, k)
+        self._boundary_cancellations(view)
+        return view
 
-def grid_data(replay: Replay, vocabulary: dict[int, str]) -> GridData:
-    log = replay.log
-    slots, steps = log.settings.batch_size, len(replay)
-    code = np.zeros((slots, steps), dtype=np.int16)
-    label = np.full((slots, steps), "", dtype=object)
-    hover = np.full((slots, steps), "", dtype=object)
-    index = log.request_index
-    padded = log.settings.padded
-    for k, state in enumerate(replay.states):
+    def _column(self, view: Window, c: int, k: int) -> None:
+        replay, vocabulary = self.replay, self.vocabulary
+        state, index, padded = replay[k], replay.log.request_index, replay.log.settings.padded
         for s, row in enumerate(state.slots):
             if row is None:
                 if padded and state.rows_sent:
-                    code[s, k], label[s, k] = 1, "pad"
-                    hover[s, k] = f"slot {s} · step {k}<br>padded row (mask 0): its output is ignored"
+                    view.code[s, c], view.label[s, c] = 1, "pad"
+                    view.hover[s, c] = f"slot {s} · step {k}<br>padded row (mask 0): its output is ignored"
                 else:
-                    hover[s, k] = f"slot {s} · step {k}<br>free"
+                    view.hover[s, c] = f"slot {s} · step {k}<br>free"
                 continue
-            code[s, k] = palette.request_code(index[row.request_id])
+            view.code[s, c] = palette.request_code(index[row.request_id])
             event = "admitted" if row.admitted else ""
+            if row.admitted:
+                view.admits.append((k, s))
             if row.finish_reason:
                 event = ", ".join(filter(None, [event, f"evicted ({row.finish_reason})"]))
+                view.evicts.append((k, s))
+            if row.stop_sequence is not None:
+                back = min(len(row.stop_sequence), row.generated, k - view.first + 1)
+                view.tails.extend((k - b, s) for b in range(back))
             if row.token is None:
                 text, where = "…", "no token (the step's model call failed)"
             else:
@@ -69,20 +93,24 @@ def grid_data(replay: Replay, vocabulary: dict[int, str]) -> GridData:
                 where = f"position {row.generated - 1} · token {row.token}" + (
                     f" ({vocabulary[row.token]!r})" if row.token in vocabulary else ""
                 )
-            label[s, k] = text
-            hover[s, k] = f"slot {s} · step {k}<br>request {row.request_id} · {where}" + (
+            view.label[s, c] = text
+            view.hover[s, c] = f"slot {s} · step {k}<br>request {row.request_id} · {where}" + (
                 f"<br>{event}" if event else ""
             )
-    data = GridData(slots, code, label, hover)
-    for e in log:
-        if e.kind == "admit":
-            data.admits.append((e.step, e.slot))
-        elif e.kind == "evict" and e.slot is not None:
-            data.evicts.append((e.step, e.slot, e.reason))
-        elif e.kind == "stop_match":
-            for back in range(len(e.sequence)):
-                data.tails.append((e.step - back, e.slot, str(list(e.sequence))))
-    return data
+
+    def _boundary_cancellations(self, view: Window) -> None:
+        """A row cancelled at a step's start is marked on its own last cell, the step before."""
+        log = self.replay.log
+        for k in range(view.first + 1, view.last + 2):
+            for i in log.step_range(k):
+                if log.kind[i] == EventKind.MODEL_CALL:
+                    break
+                if log.kind[i] == EventKind.EVICT and log.slot[i] >= 0 and k - 1 <= view.last:
+                    view.evicts.append((k - 1, log.slot[i]))
+
+
+def grid_data(replay: Replay, vocabulary: dict[int, str]) -> GridData:
+    return GridData(replay, vocabulary)
 
 
 def _markers(points, first: int, last: int, dx: float, **style) -> go.Scatter:
@@ -101,17 +129,17 @@ def grid_figure(
     shown = columns_shown(data.batch_size)
     first = max(0, step - shown + 1)
     width = min(shown, data.steps)  # columns the axis leaves room for, so cells keep their size
-    columns = slice(first, step + 1)
+    view = data.window(first, step)
     x = list(range(first, step + 1))
     cells = data.batch_size * len(x)
     gap = 2 if width <= 60 and data.batch_size <= 32 else 0
     heatmap = go.Heatmap(
-        z=data.code[:, columns],
+        z=view.code,
         x=x,
         y=list(range(data.batch_size)),
-        text=data.label[:, columns] if cells <= MAX_LABELLED_CELLS else None,
+        text=view.label if cells <= MAX_LABELLED_CELLS else None,
         texttemplate="%{text}" if cells <= MAX_LABELLED_CELLS else None,
-        hovertext=data.hover[:, columns],
+        hovertext=view.hover,
         hoverinfo="text",
         colorscale=palette.discrete_colorscale(),
         zmin=-0.5,
@@ -126,7 +154,7 @@ def grid_figure(
         [
             heatmap,
             _markers(
-                data.tails,
+                view.tails,
                 first,
                 step,
                 0.0,
@@ -139,7 +167,7 @@ def grid_figure(
                 },
             ),
             _markers(
-                data.admits,
+                view.admits,
                 first,
                 step,
                 -0.38,
@@ -147,7 +175,7 @@ def grid_figure(
                 marker={"symbol": "triangle-right", "size": marker_size, "color": palette.ADMIT},
             ),
             _markers(
-                [(k, s) for k, s, _ in data.evicts],
+                view.evicts,
                 first,
                 step,
                 0.38,

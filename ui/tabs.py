@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from engine.compare import CONFIGURATIONS
+from engine.events import EventKind
+from engine.frames import KIND_LABELS, events_frame
 from engine.metrics import format_seconds
 from ui import palette
 from ui.runs import Run, comparison
 
 MAX_TIMELINE_REQUESTS = 300
+MAX_LOG_ROWS = 5_000  # events turned into the Event log table at once
 
 
 def render_timeline(run: Run) -> None:
@@ -19,7 +23,10 @@ def render_timeline(run: Run) -> None:
     shown = requests.head(MAX_TIMELINE_REQUESTS)
     if len(requests) > len(shown):
         st.caption(f"The first {len(shown)} of {len(requests)} requests.")
-    slots = {e.request_id: e.slot for e in run.log if e.kind == "admit"}
+    log = run.log
+    admits = np.flatnonzero(np.frombuffer(log.kind, np.int8) == EventKind.ADMIT)
+    slot_column, request_column = np.frombuffer(log.slot, np.int32), np.frombuffer(log.request, np.int32)
+    slots = {log.requests[request_column[i]].request_id: int(slot_column[i]) for i in admits}
     figure = go.Figure()
     ids = list(shown.index)
     waiting = shown.admit_step.fillna(shown.finish_step) - shown.arrival_step
@@ -125,20 +132,27 @@ def _bars(names: list[str], values: list[float], title: str) -> go.Figure:
 
 
 def render_log(run: Run) -> None:
-    frame = run.events
+    """The events, filtered; only the first MAX_LOG_ROWS matching ones are turned into a table."""
+    log = run.log
     left, middle, right = st.columns([2, 1, 1])
-    kinds = left.multiselect("Kinds", list(frame.kind.cat.categories), key="log_kinds")
+    kinds = left.multiselect("Kinds", KIND_LABELS, key="log_kinds")
     request = middle.text_input("Request id", key="log_request")
     slot = right.number_input("Slot", min_value=0, value=None, step=1, key="log_slot")
-    shown = frame
+    keep = np.ones(len(log), dtype=bool)
     if kinds:
-        shown = shown[shown.kind.isin(kinds)]
+        keep &= np.isin(np.frombuffer(log.kind, np.int8), [KIND_LABELS.index(k) for k in kinds])
     if request:
-        shown = shown[shown.request_id == request.strip()]
+        index = log.request_index.get(request.strip(), -2)
+        keep &= np.frombuffer(log.request, np.int32) == index
     if slot is not None:
-        shown = shown[shown.slot == slot]
-    st.caption(f"{len(shown):,} of {len(frame):,} events")
-    st.dataframe(shown, key="log_table", height=420)
+        keep &= np.frombuffer(log.slot, np.int32) == slot
+    matching = np.flatnonzero(keep)
+    shown = matching[:MAX_LOG_ROWS]
+    more = f"; the first {len(shown):,} are shown" if len(shown) < len(matching) else ""
+    st.caption(f"{len(matching):,} of {len(log):,} events{more}")
+    st.dataframe(events_frame(log, shown), key="log_table", height=420)
     left, right = st.columns(2)
-    left.download_button("Download JSONL", run.log.to_jsonl, "events.jsonl", "application/jsonl", key="get_jsonl")
-    right.download_button("Download CSV", lambda: frame.to_csv(index=False), "events.csv", "text/csv", key="get_csv")
+    left.download_button("Download JSONL", log.to_jsonl, "events.jsonl", "application/jsonl", key="get_jsonl")
+    right.download_button(
+        "Download CSV", lambda: log.to_dataframe().to_csv(index=False), "events.csv", "text/csv", key="get_csv"
+    )
