@@ -1,7 +1,9 @@
 """Event log ⇄ records and JSON Lines, with strict validation of what is loaded.
 
 A loaded file may come from a user's upload, so every problem is reported as a
-`ValueError` naming the line and the field, never as a crash deeper down.
+`ValueError` naming the line and the reason, never as a crash deeper down: fields are
+checked for type and range (everything must fit the log's columns), and the events must
+tell a possible story (`_Structure`), so whatever loads also replays.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from .events import (
     RequestInfo,
     mask_bits,
 )
-from .validation import INT64_MAX, INT64_MIN, MAX_BATCH_SIZE, MAX_STEP
+from .limits import MAX_BATCH_SIZE, parse_text
+from .validation import INT64_MAX, INT64_MIN, MAX_STEP
 
 
 def event_records(log: EventLog):
@@ -63,7 +66,9 @@ class _Line:
         self.number, self.data = number, data
 
     def fail(self, field: str, problem: str) -> ValueError:
-        return ValueError(f"line {self.number}: {field}: {problem}, got {self.data.get(field)!r}")
+        got = repr(self.data.get(field))
+        got = got if len(got) <= 60 else got[:59] + "…"
+        return ValueError(f"line {self.number}: {field}: {problem}, got {got}")
 
     def int(self, field: str, *, optional: bool = False, minimum: int | None = None, small: bool = False):
         """An integer field; `small` ones are stored in 32-bit columns (steps, slots, positions)."""
@@ -78,8 +83,8 @@ class _Line:
 
     def ints(self, field: str) -> tuple[int, ...]:
         value = self.data.get(field)
-        if not isinstance(value, list) or any(type(t) is not int for t in value):
-            raise self.fail(field, "must be a list of integers")
+        if not isinstance(value, list) or any(type(t) is not int or not INT64_MIN <= t <= INT64_MAX for t in value):
+            raise self.fail(field, "must be a list of 64-bit integers")
         return tuple(value)
 
     def str(self, field: str) -> str:
@@ -113,24 +118,34 @@ def load_jsonl(text: str) -> EventLog:
     rows = [(n, raw) for n, raw in enumerate(text.splitlines(), 1) if raw.strip()]
     if not rows:
         raise ValueError("the file is empty: expected an event log header line")
-    parsed = []
+    log, structure = None, _Structure()
     for number, raw in rows:
+        line = _Line(number, _parse(number, raw))
         try:
-            parsed.append(_Line(number, json.loads(raw)))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"line {number}: not valid JSON ({exc.msg})") from None
-    log = EventLog(_settings(parsed[0]))
-    structure = _Structure()
-    for line in parsed[1:]:
-        _load_event(log, line)
-        structure.check(log, line)
+            if log is None:
+                log = EventLog(_settings(line))
+            else:
+                _load_event(log, line)
+                structure.check(log, line)
+        except ValueError as exc:
+            message = str(exc)
+            raise ValueError(message if message.startswith("line ") else f"line {number}: {message}") from None
+        except (TypeError, KeyError, IndexError, OverflowError) as exc:  # a last resort: still names the line
+            raise ValueError(f"line {number}: cannot be read ({type(exc).__name__}: {exc})") from None
     return log
+
+
+def _parse(number: int, raw: str) -> object:
+    try:
+        return parse_text(json.loads, raw, json.JSONDecodeError)
+    except ValueError as exc:
+        raise ValueError(f"line {number}: not valid JSON ({exc})") from None
 
 
 class _Structure:
     """Checks that the events tell a possible story, so a replay of the file cannot fail later:
     a request is admitted once into a free slot, emits only from its own slot, in order,
-    and is delivered once."""
+    after its step's one model call and from a row that call had active, and is delivered once."""
 
     def __init__(self):
         self.owner: dict[int, int] = {}  # slot -> request index
@@ -138,6 +153,7 @@ class _Structure:
         self.admitted: set[int] = set()
         self.done: set[int] = set()
         self.emitted: dict[int, int] = {}  # request index -> tokens so far
+        self.call_step, self.call_mask, self.call_rows_left = -1, 0, 0  # the latest model call
 
     def check(self, log: EventLog, line: _Line) -> None:
         i = len(log) - 1
@@ -152,10 +168,21 @@ class _Structure:
                 raise line.fail("request_id", f"{name} is admitted twice")
             self.owner[slot], self.slot_of[request] = request, slot
             self.admitted.add(request)
+        elif kind is EventKind.MODEL_CALL:
+            if self.call_step == log.step[i]:
+                raise line.fail("kind", f"step {log.step[i]} already has its model call")
+            self.call_step, self.call_mask, self.call_rows_left = log.step[i], log.blobs[log.b[i]], log.a[i]
+            if self.call_mask.bit_count() > self.call_rows_left:
+                raise line.fail("rows", "must count every active row of the mask")
         elif kind in (EventKind.EMIT, EventKind.STOP_MATCH):
             if slot == NONE or self.owner.get(slot) != request:
                 raise line.fail("slot", f"{name} does not hold this slot")
             if kind is EventKind.EMIT:
+                if self.call_step != log.step[i]:
+                    raise line.fail("kind", "an emit needs a model call earlier in its step")
+                if not self.call_mask >> slot & 1 or self.call_rows_left == 0:
+                    raise line.fail("slot", "this step's model call had no active row in this slot")
+                self.call_rows_left -= 1
                 position = log[i].position
                 if position != self.emitted.get(request, 0):
                     raise line.fail("position", f"expected position {self.emitted.get(request, 0)} for {name}")
@@ -169,7 +196,8 @@ class _Structure:
 
 
 def _load_event(log: EventLog, line: _Line) -> None:
-    kind = KIND_BY_LABEL.get(line.data.get("kind"))
+    label = line.data.get("kind")
+    kind = KIND_BY_LABEL.get(label) if isinstance(label, str) else None
     if kind is None:
         raise line.fail("kind", f"must be one of {sorted(KIND_BY_LABEL)}")
     step = line.int("step", minimum=0, small=True)
@@ -185,6 +213,8 @@ def _load_event(log: EventLog, line: _Line) -> None:
             not isinstance(s, list) or not s or any(type(t) is not int for t in s) for s in stops
         ):
             raise line.fail("stop_sequences", "must be a list of non-empty lists of integers")
+        if any(not INT64_MIN <= t <= INT64_MAX for s in stops for t in s):
+            raise line.fail("stop_sequences", "must hold 64-bit integers")
         request_id = line.str("request_id")
         if request_id in log.request_index:
             raise line.fail("request_id", "arrives twice")
@@ -196,6 +226,8 @@ def _load_event(log: EventLog, line: _Line) -> None:
     request = NONE
     if kind is not EventKind.MODEL_CALL:
         request_id = line.data.get("request_id")
+        if request_id is not None and not isinstance(request_id, str):
+            raise line.fail("request_id", "must be a string or null")
         if request_id is not None:
             request = log.request_index.get(request_id, NONE)
             if request == NONE:
@@ -214,7 +246,10 @@ def _load_event(log: EventLog, line: _Line) -> None:
     elif kind is EventKind.ERROR:
         log.error(step, slot, request, line.str("message"))
     elif kind is EventKind.EMIT:
-        log.emit(step, slot, request, line.int("token"), line.int("position", minimum=0, small=True))
+        position = line.int("position", minimum=0, small=True)
+        if position + len(log.requests[request].prompt) + 1 > MAX_STEP:
+            raise line.fail("position", "is beyond what a 32-bit column holds")
+        log.emit(step, slot, request, line.int("token"), position)
     elif kind is EventKind.STOP_MATCH:
         index = line.int("sequence_index", minimum=-1)
         if index >= len(log.requests[request].stop_sequences):
