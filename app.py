@@ -43,6 +43,8 @@ try:
     run = load(name, upload, overrides)
 except UserError as exc:
     st.error(str(exc))
+    if "the limit is" in str(exc):
+        st.caption("The README's Limits table lists every limit a run, a file or a link must stay under.")
     st.stop()
 if replaying:
     settings = run.log.settings
@@ -50,6 +52,11 @@ if replaying:
         f"Replaying {upload.name} as recorded: batch_size {settings.batch_size}, {settings.batching}, "
         f"{'padded' if settings.padded else 'ragged'}, stop token {settings.stop_token}."
     )
+    if run.undelivered:
+        st.warning(
+            f"This log ends before the run did: {run.undelivered:,} of its {len(run.log.requests):,} requests "
+            f"were never delivered. It replays as recorded, up to step {len(run.replay) - 1:,}."
+        )
 
 scenario = run.scenario
 if scenario is not None and not presentation:

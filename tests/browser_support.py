@@ -34,9 +34,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class Server(str):
+    """The base URL of a running app server; `pid` is its process, to read its memory from /proc."""
+
+    pid: int
+
+    def peak_resident_bytes(self) -> int:
+        """The server's peak resident set size so far (VmHWM)."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError("no VmHWM in /proc status")
+
+
 @contextlib.contextmanager
 def streamlit_server(timeout: float = 90.0):
-    """Yield the base URL of `streamlit run app.py`, stopped on exit."""
+    """Yield the base URL of `streamlit run app.py` (a `Server`), stopped on exit."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -58,7 +71,8 @@ def streamlit_server(timeout: float = 90.0):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
-    url = f"http://127.0.0.1:{port}"
+    url = Server(f"http://127.0.0.1:{port}")
+    url.pid = process.pid
     try:
         deadline = time.monotonic() + timeout
         while True:

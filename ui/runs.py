@@ -1,13 +1,15 @@
 """Cached runs: a scenario (built-in or uploaded) with the user's overrides, or an uploaded log.
 
-Everything heavy sits behind `st.cache_resource` keyed on plain arguments, so moving the
-step slider or playing never re-runs the engine.
+Everything heavy sits behind one cache shared by all sessions (`ui/cache.py`), keyed on
+plain arguments and bounded by the bytes it holds, so moving the step slider or playing
+never re-runs the engine and a class cannot fill the server's memory.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -15,13 +17,16 @@ import streamlit as st
 
 from engine import EventLog
 from engine.compare import compare
+from engine.limits import MAX_FILE_BYTES
 from engine.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.replay import Replay
 from engine.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
 from engine.simulate import simulate
+from ui.cache import SizedCache
 from ui.grid import GridData, grid_data
 
-MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # uploads above this are refused with a message
+MAX_UPLOAD_BYTES = MAX_FILE_BYTES  # uploads above this are refused with a message
+RUNS = SizedCache(max_bytes=768 * 2**20)  # every session's runs together
 
 
 class UserError(Exception):
@@ -56,13 +61,21 @@ class Run:
     scenario: Scenario | None  # None for an uploaded event log
 
     @cached_property
-    def events(self):
-        """The event log as a DataFrame (built once, on first use)."""
-        return self.log.to_dataframe()
-
-    @cached_property
     def summary(self) -> dict:
         return summary(self.log)
+
+    @property
+    def undelivered(self) -> int:
+        """Requests that arrived but were never evicted (a log that stops mid-run)."""
+        return int(self.requests.finish_step.isna().sum())
+
+    def nbytes(self) -> int:
+        """An estimate of the memory this run holds: columns, token lists, indices and frames."""
+        log = self.log
+        columns = sum(c.itemsize * len(c) for c in (log.step, log.kind, log.slot, log.request, log.a, log.b))
+        tokens = sum(len(tokens) for tokens in self.replay.outputs.values()) + sum(len(i.prompt) for i in log.requests)
+        frames = sum(int(f.memory_usage(index=True).sum()) for f in (self.steps, self.requests))
+        return 2 * columns + 40 * tokens + frames + 400 * len(log.requests)
 
 
 def parse_stop_sequences(text: str) -> tuple[tuple[int, ...], ...]:
@@ -111,21 +124,30 @@ def _run(log: EventLog, scenario: Scenario | None) -> Run:
     return Run(log, replay, grid_data(replay, vocabulary), steps, request_metrics(log, steps=steps), scenario)
 
 
-@st.cache_resource(max_entries=24, show_spinner="Running the engine…")
 def scenario_run(name: str, toml_text: str | None, overrides: Overrides) -> Run:
     """A built-in scenario (`toml_text` None) or an uploaded one, with overrides, run once."""
-    scenario = resolve_scenario(name) if toml_text is None else parse_scenario(toml_text, name)
-    scenario = apply_overrides(scenario, overrides)
-    return _run(simulate(scenario), scenario)
+
+    def make() -> Run:
+        scenario = resolve_scenario(name) if toml_text is None else parse_scenario(toml_text, name)
+        scenario = apply_overrides(scenario, overrides)
+        with st.spinner("Running the engine…"):
+            return _run(simulate(scenario), scenario)
+
+    key = ("scenario", name, None if toml_text is None else hashlib.sha256(toml_text.encode()).hexdigest(), overrides)
+    return RUNS.get(key, make, Run.nbytes)
 
 
-@st.cache_resource(max_entries=8, show_spinner="Loading the event log…")
 def log_run(jsonl_text: str, digest: str) -> Run:
-    """An uploaded event log, replayed without the engine. `digest` only names the entry."""
-    log = EventLog.from_jsonl(jsonl_text)
-    if not len(log):
-        raise ValueError("the event log has a header but no events to replay")
-    return _run(log, None)
+    """An uploaded event log, replayed without the engine. `digest` names the entry."""
+
+    def make() -> Run:
+        with st.spinner("Loading the event log…"):
+            log = EventLog.from_jsonl(jsonl_text)
+            if not len(log):
+                raise ValueError("the event log has a header but no events to replay")
+            return _run(log, None)
+
+    return RUNS.get(("log", digest), make, Run.nbytes)
 
 
 @st.cache_data(max_entries=16, show_spinner="Running all four configurations…")
@@ -154,7 +176,7 @@ def uploaded_scenario(upload) -> Scenario | None:
     try:
         text, _ = uploaded_text(upload)
         return parse_scenario(text, upload.name)
-    except (UserError, ScenarioError):
+    except Exception:  # whatever it is, `load` reports it as a message
         return None
 
 
@@ -171,7 +193,7 @@ def load(name: str, upload, overrides: Overrides) -> Run:
         raise
     except (ScenarioError, ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None
-    except Exception as exc:  # an upload that passes the checks but still cannot be replayed
-        if upload is None:
-            raise
-        raise UserError(f"{upload.name}: cannot be shown ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # input that passes every check but still cannot be shown: a message, not a traceback
+        logging.getLogger(__name__).exception("a run could not be shown")
+        where = upload.name if upload is not None else name
+        raise UserError(f"{where}: cannot be shown ({type(exc).__name__}: {exc})") from None

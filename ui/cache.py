@@ -1,0 +1,71 @@
+"""A cache shared by every session of the server, bounded by the memory its entries hold.
+
+`st.cache_resource` bounds a cache by its number of entries only, but one run of a big
+workload holds a hundred times more than one of a small scenario, so a class opening a
+few heavy links could fill the server. Entries here carry an estimate of their size in
+bytes; the least recently used are dropped once the total passes the budget, and an
+entry bigger than the whole budget is returned without being kept. Two sessions asking
+for the same missing entry wait for one computation instead of running it twice.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+
+class SizedCache:
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._making: dict[Hashable, threading.Lock] = {}  # one lock per entry being computed
+
+    @property
+    def total_bytes(self) -> int:
+        with self._lock:
+            return sum(size for _, size in self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable, make: Callable[[], object], size_of: Callable[[object], int]) -> object:
+        """The cached value for `key`, or `make()`'s (exceptions are not cached)."""
+        hit = self._lookup(key)
+        if hit is not None:
+            return hit[0]
+        with self._lock:
+            making = self._making.setdefault(key, threading.Lock())
+        with making:
+            hit = self._lookup(key)  # made by another session meanwhile
+            if hit is not None:
+                return hit[0]
+            try:
+                value = make()
+            finally:
+                with self._lock:
+                    self._making.pop(key, None)
+            self._store(key, value, size_of(value))
+            return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def _lookup(self, key: Hashable) -> tuple[object, int] | None:
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+            return hit
+
+    def _store(self, key: Hashable, value: object, size: int) -> None:
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            self._entries[key] = (value, size)
+            total = sum(s for _, s in self._entries.values())
+            while total > self.max_bytes:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                total -= dropped
