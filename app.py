@@ -47,7 +47,7 @@ except UserError as exc:
         st.caption("The README's Limits table lists every limit a run, a file or a link must stay under.")
     st.stop()
 if replaying:
-    settings = run.log.settings
+    settings = run.log.config
     st.sidebar.info(
         f"Replaying {upload.name} as recorded: batch_size {settings.batch_size}, {settings.batching}, "
         f"{'padded' if settings.padded else 'ragged'}, stop token {settings.stop_token}."

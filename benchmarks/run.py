@@ -101,10 +101,10 @@ def token_figures(engine_class, quick: bool, repeats: int) -> dict:
 
 
 def scale_figures() -> dict:
-    from engine.compare import compare
-    from engine.metrics import request_metrics, step_metrics
-    from engine.scenario import resolve_scenario
-    from engine.simulate import simulate
+    from engine.analysis.metrics import request_metrics, step_metrics
+    from engine.lab.compare import compare
+    from engine.lab.scenario import resolve_scenario
+    from engine.lab.simulate import simulate
 
     scenario = resolve_scenario("anyscale-cap1536")
     _ = scenario.requests  # generate the workload outside the timing (it is cached on the scenario)
@@ -128,8 +128,8 @@ def scale_figures() -> dict:
 
 
 def naive_scale() -> dict:
-    from engine.scenario import resolve_scenario
-    from engine.simulate import build_model
+    from engine.lab.scenario import resolve_scenario
+    from engine.lab.simulate import build_model
 
     scenario = resolve_scenario("anyscale-cap1536")
     requests = [(r.prompt, r.max_tokens) for r in scenario.requests]
@@ -161,7 +161,7 @@ def naive_scale() -> dict:
 
 def grid_figure_seconds(repeats: int) -> float:
     """Building the grid's figure at the last step of a 64-slot, 1,000-step run (only the shown columns)."""
-    from engine.replay import Replay
+    from engine.analysis.replay import Replay
     from ui.grid import grid_data, grid_figure
 
     engine = BatchInferenceEngine(model, BATCH, 0)

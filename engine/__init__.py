@@ -5,17 +5,20 @@
 No UI imports here; the app, the metrics and the checker read `EventLog`s.
 """
 
-from .engine import BatchInferenceEngine
-from .errors import CallbackError, ModelError
-from .events import Event, EventKind, EventLog
-from .generate import generate
-from .models import BatchModel, MockModel, PaddedBatchModel, SimulatedLLM
-from .request import FinishReason, Request
+from .core.config import EngineConfig
+from .core.engine import BatchInferenceEngine
+from .core.errors import CallbackError, ModelError
+from .core.event_log import EventLog
+from .core.events import Event, EventKind
+from .core.generate import generate
+from .core.models import BatchModel, MockModel, PaddedBatchModel, SimulatedLLM
+from .core.request import FinishReason, Request
 
 __all__ = [
     "BatchInferenceEngine",
     "BatchModel",
     "CallbackError",
+    "EngineConfig",
     "Event",
     "EventKind",
     "EventLog",

@@ -1,7 +1,11 @@
-"""Entry point for `python -m engine`."""
+"""`python -m engine`: the command line, whose code lives beside the app, in `cli/`.
+
+The one import that goes up a layer: the engine package is where people look for the
+command, the front end is where it belongs.
+"""
 
 import sys
 
-from .cli import main
+from cli.main import main
 
 sys.exit(main())

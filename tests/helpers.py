@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine import BatchInferenceEngine
-from engine.replay import Replay
+from engine.analysis.replay import Replay
 
 Snapshot = tuple[dict[int, str], tuple[str, ...]]  # (slot_table, waiting) after one step
 

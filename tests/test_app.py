@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.scenario import list_scenarios
+from engine.lab.scenario import list_scenarios
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 

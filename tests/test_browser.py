@@ -119,8 +119,8 @@ def test_a_bad_upload_shows_an_error_not_a_traceback(page, url, tmp_path):
 
 
 def test_an_uploaded_event_log_replays_without_the_engine(page, url, tmp_path):
-    from engine.scenario import resolve_scenario
-    from engine.simulate import simulate
+    from engine.lab.scenario import resolve_scenario
+    from engine.lab.simulate import simulate
 
     log = tmp_path / "run.jsonl"
     log.write_text(simulate(resolve_scenario("cancellation")).to_jsonl())

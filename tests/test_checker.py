@@ -5,13 +5,14 @@ import sys
 
 import pytest
 
-from engine import EventLog
-from engine.checker.cases import Case, CaseRequest, fixed_cases
-from engine.checker.reconstruct import case_from_log, reconstruct
-from engine.checker.run import check, reference
-from engine.checker.sandbox import LoadError
-from engine.checker.shrink import shrink
-from engine.zoo import BUGS
+from engine import BatchInferenceEngine, EventLog
+from engine.core.hooks import HOOKS
+from engine.practice.checker.cases import Case, CaseRequest, fixed_cases
+from engine.practice.checker.reconstruct import case_from_log, reconstruct
+from engine.practice.checker.run import check, reference
+from engine.practice.checker.sandbox import LoadError
+from engine.practice.checker.shrink import shrink
+from engine.practice.zoo import BUGS
 
 SOLUTIONS = "tests/solutions"
 
@@ -36,17 +37,17 @@ def test_a_solution_without_stop_sequences_is_told_what_was_skipped():
 
 @pytest.mark.parametrize("name", list(BUGS))
 def test_every_zoo_bug_is_caught(name):
-    report = check("engine.zoo", BUGS[name].engine.__name__)
+    report = check("engine.practice.zoo", BUGS[name].engine.__name__)
     assert report.exit_status == 1
     assert report.failed
 
 
 def test_the_reference_engine_passes_through_the_module_path():
-    assert check("engine.engine", "BatchInferenceEngine").exit_status == 0
+    assert check("engine.core.engine", "BatchInferenceEngine").exit_status == 0
 
 
 def test_a_failing_report_names_the_check_the_input_and_the_divergence():
-    result = run_check("engine.zoo", "--class", "TrimmedStopToken")
+    result = run_check("engine.practice.zoo", "--class", "TrimmedStopToken")
     assert result.returncode == 1
     text = result.stdout
     assert "  FAIL  stop-token-included: the stop token is delivered inside the output (5, 5, 0)" in text
@@ -124,10 +125,10 @@ def test_shrink_finds_the_smallest_case_for_a_predicate():
 
 def test_jsonl_of_the_failing_run_loads_and_rebuilds_what_the_callbacks_got(tmp_path):
     out = tmp_path / "failing.jsonl"
-    result = run_check("engine.zoo", "--class", "CrossedResults", "--jsonl", str(out))
+    result = run_check("engine.practice.zoo", "--class", "CrossedResults", "--jsonl", str(out))
     assert result.returncode == 1
     log = EventLog.from_jsonl(out.read_text())
-    assert log.settings.model.startswith("checker {")
+    assert log.model.startswith("checker {")
     assert case_from_log(log).describe().startswith("batch_size=2, stop_token=0")
     assert log.outputs() == {"r0": [100, 11], "r1": [101, 21, 31, 99], "r2": [102, 22, 99], "r3": [103, 41]}
 
@@ -142,3 +143,11 @@ def test_reconstructing_the_reference_run_gives_the_reference_outputs():
 def test_load_errors_raise_load_error_in_process():
     with pytest.raises(LoadError, match="no such file"):
         check("missing.py")
+
+
+@pytest.mark.parametrize("name", list(BUGS))
+def test_every_zoo_bug_is_the_engine_with_exactly_one_hook_overridden(name):
+    engine = BUGS[name].engine
+    assert engine.__bases__ == (BatchInferenceEngine,)
+    own = {attribute for attribute in vars(engine) if attribute not in ("__module__", "__doc__", "__qualname__")}
+    assert len(own) == 1 and own <= set(HOOKS), own

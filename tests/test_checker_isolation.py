@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from engine.checker import channel
-from engine.checker.cases import fixed_cases
-from engine.checker.channel import Channel, ChannelClosed, ChannelTimeout, LineTooLong
-from engine.checker.run import check
-from engine.checker.sandbox import UNREADABLE
-from engine.checker.trace import KEYWORD, POSITIONAL, run_case, stop_style
+from engine.practice.checker import channel
+from engine.practice.checker.cases import fixed_cases
+from engine.practice.checker.channel import Channel, ChannelClosed, ChannelTimeout, LineTooLong
+from engine.practice.checker.run import check
+from engine.practice.checker.sandbox import UNREADABLE
+from engine.practice.checker.trace import KEYWORD, POSITIONAL, run_case, stop_style
 
 SOLUTIONS = "tests/solutions"
 ALL_PASS = f"{len(fixed_cases())} passed, 0 failed"
@@ -198,7 +198,8 @@ def test_check_refuses_a_bad_timeout_in_process(value):
 def test_a_checker_started_with_closed_standard_streams_still_reaches_its_worker():
     code = (
         "import os, sys\nos.close(0)\nos.close(1)\n"
-        "from engine.checker.run import check\nsys.exit(10 + check('tests/solutions/correct.py').exit_status)\n"
+        "from engine.practice.checker.run import check\n"
+        "sys.exit(10 + check('tests/solutions/correct.py').exit_status)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, timeout=120)
     assert result.returncode == 10, result.stderr

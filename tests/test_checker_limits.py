@@ -10,11 +10,11 @@ import uuid
 
 import pytest
 
-from engine.checker.cases import fixed_cases
-from engine.checker.processes import group_members
-from engine.checker.resources import ADDRESS_SPACE_BYTES, CPU_LIFETIME_SECONDS, FILE_SIZE_BYTES, PROCESSES
-from engine.checker.run import check
-from engine.checker.sandbox import Solution
+from engine.practice.checker.cases import fixed_cases
+from engine.practice.checker.processes import group_members
+from engine.practice.checker.resources import ADDRESS_SPACE_BYTES, CPU_LIFETIME_SECONDS, FILE_SIZE_BYTES, PROCESSES
+from engine.practice.checker.run import check
+from engine.practice.checker.sandbox import Solution
 
 SOLUTIONS = "tests/solutions"
 FIRST_CASE = fixed_cases()[0].to_json()
@@ -92,7 +92,7 @@ def test_writing_a_file_past_the_size_limit_fails_the_case(tmp_path, monkeypatch
 
 
 def test_the_cpu_budget_ends_a_busy_process_with_sigxcpu():
-    code = "from engine.checker.resources import set_cpu_budget\nset_cpu_budget(0.1)\nwhile True:\n    pass\n"
+    code = "from engine.practice.checker.resources import set_cpu_budget\nset_cpu_budget(0.1)\nwhile True:\n    pass\n"
     result = subprocess.run([sys.executable, "-c", code], timeout=60)
     assert result.returncode == -signal.SIGXCPU
 
@@ -179,7 +179,9 @@ def test_stopping_the_checker_stops_its_worker_and_what_it_started(marker, how):
         checker.send_signal(how)
         assert checker.wait(30) == (128 + signal.SIGTERM if how == signal.SIGTERM else -signal.SIGKILL)
         # SIGTERM: the checker kills the group on its way out; SIGKILL: the worker sees its parent gone
-        assert eventually(lambda: not marked(marker) and not marked("engine.checker.worker .*hangs_with_children"))
+        assert eventually(
+            lambda: not marked(marker) and not marked("engine.practice.checker.worker .*hangs_with_children")
+        )
     finally:
         checker.kill()
         checker.wait()

@@ -20,7 +20,7 @@ def test_generated_workload_run_prints_a_summary_and_writes_a_loadable_log(tmp_p
     assert lines[1].split(None, 1) == ["mode", "static, padded, batch_size 4"]
     assert lines[2].split() == ["requests", "30"]
     log = EventLog.from_jsonl(out.read_text())
-    assert len(log.requests) == 30 and log.settings.padded and log.settings.batching == "static"
+    assert len(log.requests) == 30 and log.config.padded and log.config.batching == "static"
 
 
 def test_scenario_run_with_narration_and_csv(tmp_path):

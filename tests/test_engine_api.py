@@ -19,7 +19,7 @@ from tests.helpers import HashModel, ScriptModel, make_engine
         (("12", 1), TypeError, "prompt_tokens"),
         (([1], 1, None, [[]]), ValueError, "stop_sequences[0]"),
         (([1], 1, None, [[1, 2.0]]), TypeError, "stop_sequences[0][1]"),
-        (([1], 1, None, [1, 2]), TypeError, "stop_sequences[0]"),
+        (([1], 1, None, [1, 2]), TypeError, "stop_sequences"),
         (([1], 1, "not callable"), TypeError, "callback"),
         (([2**64], 1), ValueError, "prompt_tokens[0]"),
     ],

@@ -1,11 +1,13 @@
 """The event log: exact contents, exports, and errors on bad files that name the line."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from engine import EventLog
-from engine.replay import Replay
+from engine.analysis.replay import Replay
 from tests.helpers import ScriptModel, make_engine
 
 
@@ -150,7 +152,10 @@ HEADER = (
         ("", "the file is empty: expected an event log header line"),
         ("{nope", "line 1: not valid JSON"),
         ('{"a": 1}', "line 1: not an event log"),
-        (HEADER.replace('"batch_size": 2', '"batch_size": 0'), "line 1: batch_size: must be an integer >= 1, got 0"),
+        (
+            HEADER.replace('"batch_size": 2', '"batch_size": 0'),
+            "line 1: batch_size: must be an integer ≥ 1 and ≤ 65536, got 0",
+        ),
         (HEADER + '\n{"step": 0, "kind": "teleport"}', "line 2: kind: must be one of"),
         (
             HEADER + '\n{"step": 0, "kind": "admit", "slot": 0, "request_id": "x"}',
@@ -158,7 +163,7 @@ HEADER = (
         ),
         (
             HEADER + '\n{"step": 0, "kind": "arrive", "request_id": "x", "prompt": [1], "max_tokens": -2}',
-            "line 2: max_tokens: must be an integer >= 0, got -2",
+            "line 2: max_tokens: must be an integer ≥ 0 and ≤ 9223372036854775807, got -2",
         ),
         (
             HEADER + '\n{"step": 0, "kind": "arrive", "request_id": "x", "prompt": [1], "max_tokens": 1}'
@@ -181,3 +186,16 @@ def test_bad_jsonl_raises_value_error_naming_line_and_field(text, message):
     with pytest.raises(ValueError) as caught:
         EventLog.from_jsonl(text)
     assert str(caught.value).startswith(message)
+
+
+def test_the_header_carries_the_words_of_token_ids_so_a_replay_keeps_them(tmp_path):
+    out = tmp_path / "stops.jsonl"
+    subprocess.run(
+        [sys.executable, "-m", "engine", "run", "stop-sequences", "--jsonl", str(out)], check=True, capture_output=True
+    )
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["vocabulary"] == {"7": "the", "8": "end"}
+    log = EventLog.from_jsonl(out.read_text())
+    assert log.vocabulary == {7: "the", 8: "end"} and log.to_jsonl() == out.read_text()
+    with pytest.raises(ValueError, match=r"^line 1: vocabulary: must map token ids to words"):
+        EventLog.from_jsonl(HEADER.replace("}", ', "vocabulary": {"x": "y"}}'))

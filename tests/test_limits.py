@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import BatchInferenceEngine
-from engine.limits import MAX_FILE_BYTES, worst_case
-from engine.scenario import ScenarioError, load_scenario, parse_scenario, resolve_scenario
-from engine.simulate import simulate
+from engine.lab.limits import MAX_FILE_BYTES, worst_case
+from engine.lab.scenario import ScenarioError, load_scenario, parse_scenario, resolve_scenario
+from engine.lab.simulate import simulate
 from tests.helpers import HashModel
 
 REQUEST = "[[requests]]\nprompt = [1]\nmax_tokens = 1\n"

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from engine import CallbackError, EventLog, ModelError
-from engine.replay import Replay
+from engine.analysis.replay import Replay
 from tests.helpers import (
     FlakyModel,
     HashModel,

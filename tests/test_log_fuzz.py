@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import EventLog
-from engine.metrics import summary
-from engine.narration import narrate
-from engine.replay import Replay
+from engine.analysis.metrics import summary
+from engine.analysis.narration import narrate
+from engine.analysis.replay import Replay
 from tests.update_golden import GOLDEN
 from ui.batch_view import batch_view
 from ui.grid import grid_data, grid_figure

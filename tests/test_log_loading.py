@@ -6,9 +6,9 @@ import tracemalloc
 import pytest
 
 from engine import EventLog
-from engine.metrics import request_metrics, step_metrics
-from engine.narration import narrate
-from engine.replay import Replay
+from engine.analysis.metrics import request_metrics, step_metrics
+from engine.analysis.narration import narrate
+from engine.analysis.replay import Replay
 from tests.test_event_log import HEADER  # batch_size 2, stop token 0, continuous, ragged
 from ui.grid import grid_data, grid_figure
 
@@ -25,7 +25,7 @@ def load(*lines: str) -> EventLog:
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        (['{"step": 0, "kind": ["arrive"]}'], "line 2: kind: must be one of ['admit', "),
+        (['{"step": 0, "kind": ["arrive"]}'], "line 2: kind: must be one of 'admit', 'arrive', "),
         (
             [ARRIVE, ADMIT, CALL, EMIT.replace('"position": 0', '"position": 2147483646')],
             "line 5: position: is beyond what a 32-bit column holds, got 2147483646",
@@ -42,9 +42,12 @@ def load(*lines: str) -> EventLog:
             [ARRIVE, ADMIT, CALL.replace('"rows": 1', '"rows": 1').replace("[true, false]", "[true, true]")],
             "line 4: rows: must count every active row of the mask, got 1",
         ),
-        ([ARRIVE.replace('"A"', '["A"]')], "line 2: request_id: must be a string, got ['A']"),
-        ([ARRIVE.replace("[1]", "[18446744073709551616]")], "line 2: prompt: must be a list of 64-bit integers"),
-        ([ARRIVE, ADMIT.replace('"A"', "7")], "line 3: request_id: must be a string or null, got 7"),
+        ([ARRIVE.replace('"A"', '["A"]')], "line 2: request_id: must be a string, got list ['A']"),
+        (
+            [ARRIVE.replace("[1]", "[18446744073709551616]")],
+            "line 2: prompt[0]: must be a 64-bit integer token id, got 18446744073709551616",
+        ),
+        ([ARRIVE, ADMIT.replace('"A"', "7")], "line 3: request_id: must be a string, got int 7"),
     ],
 )
 def test_a_hostile_log_is_refused_naming_the_line_and_the_reason(lines, message):

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from engine.metrics import CostModel, request_metrics, step_metrics, summary
-from engine.scenario import resolve_scenario
-from engine.simulate import simulate
+from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
+from engine.lab.scenario import resolve_scenario
+from engine.lab.simulate import simulate
 
 COST = CostModel(step_s=1.0, row_s=0.5, prefill_token_s=0.25)
 

@@ -1,7 +1,7 @@
 """The built-in mock models: deterministic, O(1) per row, controllable lengths."""
 
 from engine import BatchInferenceEngine, MockModel, SimulatedLLM
-from engine.workload import generated_workload
+from engine.lab.workload import generated_workload
 
 
 class CountingPrefix(list):

@@ -2,10 +2,10 @@
 
 import pytest
 
-from engine.narration import narrate, tokens_text
-from engine.replay import Replay
-from engine.scenario import resolve_scenario
-from engine.simulate import simulate
+from engine.analysis.narration import narrate, tokens_text
+from engine.analysis.replay import Replay
+from engine.lab.scenario import resolve_scenario
+from engine.lab.simulate import simulate
 
 
 def story(name: str) -> list[list[str]]:

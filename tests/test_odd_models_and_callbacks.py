@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import BatchInferenceEngine, EventLog
-from engine.validation import INT64_MAX, INT64_MIN
+from engine.core.validation import INT64_MAX, INT64_MIN
 from tests.helpers import HashModel, make_engine
 
 
@@ -81,7 +81,8 @@ def test_a_numpy_stop_token_is_converted_and_the_log_exports():
 
 def test_max_tokens_beyond_64_bits_is_refused_naming_the_field():
     engine = make_engine()
-    with pytest.raises(ValueError, match=r"^max_tokens: must be <= 9223372036854775807, got 9223372036854775808$"):
+    message = r"^max_tokens: must be an integer ≥ 0 and ≤ 9223372036854775807, got 9223372036854775808$"
+    with pytest.raises(ValueError, match=message):
         engine.submit_request([1], 2**63)
     assert not engine.has_work()
 
@@ -91,10 +92,11 @@ def test_a_stop_list_edited_in_place_is_checked_again():
     stops = [[7, 8]]
     engine.submit_request([1], 2, None, stops)
     stops[0][0] = 7.0
-    with pytest.raises(TypeError, match=r"^stop_sequences\[0\]\[0\]: must be an int, got float 7.0$"):
+    rule = r"^stop_sequences\[0\]\[0\]: must be a 64-bit integer token id, got "
+    with pytest.raises(TypeError, match=rule + "float 7.0$"):
         engine.submit_request([1], 2, None, stops)
     stops[0][0] = True
-    with pytest.raises(TypeError, match=r"^stop_sequences\[0\]\[0\]: must be an int, got bool True$"):
+    with pytest.raises(TypeError, match=rule + "bool True$"):
         engine.submit_request([1], 2, None, stops)
 
 

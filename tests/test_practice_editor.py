@@ -5,7 +5,7 @@ import pathlib
 
 from streamlit.testing.v1 import AppTest
 
-from engine.checker.resources import THREAD_VARIABLES
+from engine.practice.checker.resources import THREAD_VARIABLES
 from ui.practice import ALLOW_CODE, ROOT
 
 APP = str(ROOT / "app.py")

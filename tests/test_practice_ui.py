@@ -6,13 +6,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine import EventLog
-from engine.checker.cases import fixed_cases
-from engine.checker.reconstruct import reconstruct
-from engine.checker.run import reference
-from engine.checker.trace import run_case
-from engine.scenario import resolve_scenario
-from engine.simulate import simulate
-from engine.zoo import BUGS, CrossedResults
+from engine.lab.scenario import resolve_scenario
+from engine.lab.simulate import simulate
+from engine.practice.checker.cases import fixed_cases
+from engine.practice.checker.reconstruct import reconstruct
+from engine.practice.checker.run import reference
+from engine.practice.checker.trace import run_case
+from engine.practice.zoo import BUGS, CrossedResults
 from ui.practice import ALLOW_CODE, checker_pair, first_difference
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
@@ -75,4 +75,4 @@ def test_the_editor_is_off_unless_the_server_opts_in(monkeypatch):
 
 def test_an_uploaded_checker_log_needs_the_checker_header():
     log = simulate(resolve_scenario("part2-slot-refill"))
-    assert EventLog.from_jsonl(log.to_jsonl()).settings.model is None
+    assert EventLog.from_jsonl(log.to_jsonl()).model is None

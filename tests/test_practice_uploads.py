@@ -8,13 +8,13 @@ import streamlit
 from streamlit.testing.v1 import AppTest
 
 from engine import EventLog
-from engine.checker import reconstruct as reconstruct_module
-from engine.checker.cases import MAX_BUDGET, MAX_REQUESTS, Case, CaseRequest, fixed_cases
-from engine.checker.reconstruct import MAX_LOG_EVENTS, MAX_LOG_STEPS, reconstruct
-from engine.checker.run import check, reference
-from engine.checker.trace import MAX_CALLS, Trace, run_case
-from engine.events import RequestInfo
-from engine.zoo import CrossedResults
+from engine.core.events import RequestInfo
+from engine.practice.checker import reconstruct as reconstruct_module
+from engine.practice.checker.cases import MAX_BUDGET, MAX_REQUESTS, Case, CaseRequest, fixed_cases
+from engine.practice.checker.reconstruct import MAX_LOG_EVENTS, MAX_LOG_STEPS, reconstruct
+from engine.practice.checker.run import check, reference
+from engine.practice.checker.trace import MAX_CALLS, Trace, run_case
+from engine.practice.zoo import CrossedResults
 from tests.helpers import Upload
 from ui.practice import checker_pair
 from ui.runs import MAX_UPLOAD_BYTES
@@ -106,8 +106,8 @@ def test_a_log_longer_than_any_checker_run_is_refused():
 
 
 def test_every_case_the_checker_makes_fits_the_bounds():
-    from engine.checker.cases import generated_cases
-    from engine.checker.shrink import candidates
+    from engine.practice.checker.cases import generated_cases
+    from engine.practice.checker.shrink import candidates
 
     cases = fixed_cases() + generated_cases(0, 200, with_stops=True)
     cases += [smaller for case in cases[-20:] for smaller in candidates(case)]

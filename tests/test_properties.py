@@ -4,8 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import EventLog
-from engine.replay import Replay
-from engine.stops import NO_MATCH, StopMatcher
+from engine.analysis.replay import Replay
+from engine.core.stops import NO_MATCH, StopMatcher
 from tests.helpers import HashModel, Spec, make_engine, run_specs
 
 MODES = [("continuous", False), ("continuous", True), ("static", False), ("static", True)]

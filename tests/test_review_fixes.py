@@ -9,9 +9,9 @@ import time
 import pytest
 
 from engine import BatchInferenceEngine, CallbackError, ModelError
-from engine.checker.run import check
-from engine.scenario import ScenarioError, parse_scenario
-from engine.simulate import simulate
+from engine.lab.scenario import ScenarioError, parse_scenario
+from engine.lab.simulate import simulate
+from engine.practice.checker.run import check
 from tests.helpers import FlakyModel, HashModel, Upload
 from ui.controls import scenario_defaults
 from ui.runs import uploaded_scenario
@@ -96,5 +96,7 @@ def test_the_editor_stops_the_checker_and_its_worker_on_timeout(monkeypatch):
     app.button(key="run_check").click().run()
     assert app.error[0].value == "The check did not finish within 2 s."
     time.sleep(0.5)
-    left = subprocess.run(["pgrep", "-f", "engine.checker.worker .*solution.py"], capture_output=True, text=True)
+    left = subprocess.run(
+        ["pgrep", "-f", "engine.practice.checker.worker .*solution.py"], capture_output=True, text=True
+    )
     assert left.stdout == ""

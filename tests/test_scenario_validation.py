@@ -2,8 +2,8 @@
 
 import pytest
 
-from engine.scenario import ScenarioError, load_scenario, parse_scenario, resolve_scenario
-from engine.simulate import build_model
+from engine.lab.scenario import ScenarioError, load_scenario, parse_scenario, resolve_scenario
+from engine.lab.simulate import build_model
 
 GOOD = """
 title = "t"
@@ -24,7 +24,7 @@ def requests_toml(*max_tokens) -> str:
     ("text", "message"),
     [
         (requests_toml(1, 2, 3, -2), "foo.toml: requests[3].max_tokens: must be an integer ≥ 0, got -2"),
-        (requests_toml(1, "'x'"), "foo.toml: requests[1].max_tokens: must be an integer ≥ 0, got 'x'"),
+        (requests_toml(1, "'x'"), "foo.toml: requests[1].max_tokens: must be an integer ≥ 0, got str 'x'"),
         ("title = ", "foo.toml: not valid TOML (Invalid value (at end of document))"),
         ("lesson = 'x'", "foo.toml: title: is required"),
         (
@@ -41,15 +41,15 @@ def requests_toml(*max_tokens) -> str:
         ),
         (
             GOOD.replace("max_tokens = 2", "max_tokens = 2\nstop_sequences = [[]]"),
-            "foo.toml: requests[0].stop_sequences[0]: must be a non-empty list of integer token ids, got []",
+            "foo.toml: requests[0].stop_sequences[0]: must not be empty, got []",
         ),
         (
             GOOD.replace("max_tokens = 2", "max_tokens = 2\nstop_sequences = [7, 8]"),
-            "foo.toml: requests[0].stop_sequences: must be a list of token lists such as [[7, 8], [3, 3, 4]], got [7, 8]",
+            "foo.toml: requests[0].stop_sequences: must be a list of token lists such as [[7, 8], [3, 3, 4]], got list [7, 8]",
         ),
         (
             GOOD.replace("prompt = [1]", "prompt = [1, 'a']"),
-            "foo.toml: requests[0].prompt: must be a list of integer token ids, got [1, 'a']",
+            "foo.toml: requests[0].prompt[1]: must be a 64-bit integer token id, got str 'a'",
         ),
         (
             GOOD.replace("max_tokens = 2", "max_tokens = 2\nscript = [1]"),

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from engine import EventLog
-from engine.scenario import list_scenarios, load_scenario
-from engine.simulate import simulate
+from engine.lab.scenario import list_scenarios, load_scenario
+from engine.lab.simulate import simulate
 from tests.update_golden import GOLDEN, digest, golden_text, is_generated
 
 SCENARIOS = list_scenarios()

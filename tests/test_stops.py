@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.stops import NO_MATCH, StopMatcher
+from engine.core.stops import NO_MATCH, StopMatcher
 from tests.helpers import ScriptModel, make_engine
 
 
@@ -80,6 +80,6 @@ def test_matching_state_does_not_leak_into_the_next_request_in_the_slot():
 
 
 def test_identical_stop_lists_share_one_automaton():
-    from engine.stops import stop_matcher
+    from engine.core.stops import stop_matcher
 
     assert stop_matcher(((1, 2),)) is stop_matcher(((1, 2),))

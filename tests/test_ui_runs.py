@@ -2,8 +2,8 @@
 
 import pytest
 
-from engine.scenario import SCENARIO_DIR, resolve_scenario
-from engine.simulate import simulate
+from engine.lab.scenario import SCENARIO_DIR, resolve_scenario
+from engine.lab.simulate import simulate
 from tests.helpers import Upload
 from ui.batch_view import batch_view
 from ui.runs import MAX_UPLOAD_BYTES, Overrides, UserError, apply_overrides, load, parse_stop_sequences
@@ -57,7 +57,7 @@ def test_an_uploaded_log_replays_without_the_engine():
 def test_an_uploaded_scenario_runs_with_overrides():
     text = (SCENARIO_DIR / "part2-slot-refill.toml").read_text()
     run = load("upload", Upload("mine.toml", text.encode()), Overrides(batch_size=1))
-    assert run.log.settings.batch_size == 1 and len(run.replay) == 7
+    assert run.log.config.batch_size == 1 and len(run.replay) == 7
 
 
 def test_overrides_add_stop_sequences_to_every_request_and_clear_the_stop_token():

@@ -5,10 +5,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.metrics import request_metrics, step_metrics
-from engine.narration import narrate
-from engine.replay import Replay
-from engine.workload import arrival_steps, generated_workload, output_lengths
+from engine.analysis.metrics import request_metrics, step_metrics
+from engine.analysis.narration import narrate
+from engine.analysis.replay import Replay
+from engine.lab.workload import arrival_steps, generated_workload, output_lengths
 from tests.helpers import HashModel, Spec, make_engine, run_specs
 
 

@@ -12,8 +12,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from engine.scenario import list_scenarios, load_scenario
-from engine.simulate import simulate
+from engine.lab.scenario import list_scenarios, load_scenario
+from engine.lab.simulate import simulate
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

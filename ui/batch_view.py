@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.replay import Replay
+from engine.analysis.replay import Replay
 from ui import palette
 from ui.grid import token_label
 
@@ -47,7 +47,7 @@ class BatchView:
 
 def batch_view(replay: Replay, step: int) -> BatchView:
     state, index = replay[step], replay.log.request_index
-    padded = replay.log.settings.padded
+    padded = replay.log.config.padded
     rows = []
     if state.rows_sent:
         for slot, row in enumerate(state.slots):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.scenario import Scenario, list_scenarios, resolve_scenario
+from engine.lab.scenario import Scenario, list_scenarios, resolve_scenario
 from ui import url
 from ui.runs import Overrides, UserError, parse_stop_sequences, uploaded_scenario
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.events import EventKind
-from engine.replay import Replay
+from engine.analysis.replay import Replay
+from engine.core.events import EventKind
 from ui import palette
 
 MAX_COLUMNS = 200  # steps shown at once, at most
@@ -48,7 +48,7 @@ class GridData:
 
     @property
     def batch_size(self) -> int:
-        return self.replay.log.settings.batch_size
+        return self.replay.log.config.batch_size
 
     @property
     def steps(self) -> int:
@@ -67,7 +67,7 @@ class GridData:
 
     def _column(self, view: Window, c: int, k: int) -> None:
         replay, vocabulary = self.replay, self.vocabulary
-        state, index, padded = replay[k], replay.log.request_index, replay.log.settings.padded
+        state, index, padded = replay[k], replay.log.request_index, replay.log.config.padded
         for s, row in enumerate(state.slots):
             if row is None:
                 if padded and state.rows_sent:

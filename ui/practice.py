@@ -1,7 +1,7 @@
 """The Practice tab: spot the bug in a zoo engine, or compare a checker's failing run with the reference.
 
 Both views draw two grids side by side from two event logs rebuilt the same way
-(`engine.checker.reconstruct`), and outline the first cell where they differ.
+(`engine.practice.checker.reconstruct`), and outline the first cell where they differ.
 
 A checker log is a user's file: everything wrong with it (too big, not UTF-8, not a log,
 a smuggled case out of bounds, a log that does not replay) is shown with `st.error`,
@@ -22,14 +22,14 @@ from pathlib import Path
 import streamlit as st
 
 from engine import EventLog
-from engine.checker.cases import fixed_cases
-from engine.checker.checks import evaluate
-from engine.checker.reconstruct import case_from_log, reconstruct
-from engine.checker.run import reference
-from engine.checker.trace import run_case
-from engine.narration import narrate
-from engine.replay import Replay
-from engine.zoo import BUGS
+from engine.analysis.narration import narrate
+from engine.analysis.replay import Replay
+from engine.practice.checker.cases import fixed_cases
+from engine.practice.checker.checks import evaluate
+from engine.practice.checker.reconstruct import case_from_log, reconstruct
+from engine.practice.checker.run import reference
+from engine.practice.checker.trace import run_case
+from engine.practice.zoo import BUGS
 from ui.grid import grid_data, grid_figure
 from ui.runs import UserError, uploaded_text
 

@@ -16,12 +16,12 @@ from functools import cached_property
 import streamlit as st
 
 from engine import EventLog
-from engine.compare import compare
-from engine.limits import MAX_FILE_BYTES
-from engine.metrics import CostModel, request_metrics, step_metrics, summary
-from engine.replay import Replay
-from engine.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
-from engine.simulate import simulate
+from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
+from engine.analysis.replay import Replay
+from engine.lab.compare import compare
+from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
+from engine.lab.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
+from engine.lab.simulate import simulate
 from ui.cache import SizedCache
 from ui.grid import GridData, grid_data
 
@@ -120,8 +120,9 @@ def apply_overrides(scenario: Scenario, o: Overrides) -> Scenario:
 def _run(log: EventLog, scenario: Scenario | None) -> Run:
     replay = Replay(log)
     steps = step_metrics(log)
-    vocabulary = scenario.vocabulary if scenario else {}
-    return Run(log, replay, grid_data(replay, vocabulary), steps, request_metrics(log, steps=steps), scenario)
+    if scenario is not None:  # carried in the log's header, so a downloaded log keeps its words
+        log.vocabulary = dict(scenario.vocabulary)
+    return Run(log, replay, grid_data(replay, log.vocabulary), steps, request_metrics(log, steps=steps), scenario)
 
 
 def scenario_run(name: str, toml_text: str | None, overrides: Overrides) -> Run:
@@ -143,6 +144,7 @@ def log_run(jsonl_text: str, digest: str) -> Run:
     def make() -> Run:
         with st.spinner("Loading the event log…"):
             log = EventLog.from_jsonl(jsonl_text)
+            check_loaded_log(log)
             if not len(log):
                 raise ValueError("the event log has a header but no events to replay")
             return _run(log, None)

@@ -6,7 +6,7 @@ import html
 
 import streamlit as st
 
-from engine.narration import names, narrate
+from engine.analysis.narration import names, narrate
 from ui.batch_view import batch_figure, batch_view
 from ui.grid import grid_figure
 from ui.runs import Run
@@ -16,7 +16,7 @@ def narration_lines(run: Run, step: int) -> list[str]:
     captions = run.scenario.captions if run.scenario else {}
     if step in captions:
         return [captions[step]]
-    return narrate(run.replay, step, run.scenario.vocabulary if run.scenario else {})
+    return narrate(run.replay, step, run.log.vocabulary)
 
 
 def render_stage(run: Run, step: int, presentation: bool) -> None:
@@ -46,5 +46,5 @@ def render_batch(run: Run, step: int, scale: float) -> None:
     with st.expander("The batch as the model sees it at this step", expanded=True):
         st.caption(view.caption())
         if view.rows:
-            vocabulary = run.scenario.vocabulary if run.scenario else {}
-            st.plotly_chart(batch_figure(view, vocabulary, scale), key="batch", config={"displayModeBar": False})
+            figure = batch_figure(view, run.log.vocabulary, scale)
+            st.plotly_chart(figure, key="batch", config={"displayModeBar": False})

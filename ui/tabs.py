@@ -7,10 +7,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.compare import CONFIGURATIONS
-from engine.events import EventKind
-from engine.frames import KIND_LABELS, events_frame
-from engine.metrics import format_seconds
+from engine.analysis.metrics import format_seconds
+from engine.core.dataframe import KIND_LABELS, events_frame
+from engine.core.events import EventKind
+from engine.lab.compare import COMPARED, CONFIGURATIONS, continuous_speedup
 from ui import palette
 from ui.runs import Run, comparison
 
@@ -91,30 +91,16 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides) -> 
         st.info("A loaded event log replays without the engine, so it cannot be re-run in other configurations.")
         return
     results = comparison(name, toml_text, overrides)
-    labels = {
-        "steps": "steps",
-        "throughput_tokens_per_s": "throughput (tokens/s)",
-        "slot_utilization": "slot utilisation",
-        "padding_waste": "padding waste",
-        "ttft_p50_s": "TTFT p50 (s)",
-        "ttft_p99_s": "TTFT p99 (s)",
-        "tpot_p50_s": "TPOT p50 (s)",
-        "e2e_p50_s": "E2E p50 (s)",
-    }
-    table = pd.DataFrame(results).T[list(labels)].rename(columns=labels)
-    throughput = {config: result["throughput_tokens_per_s"] for config, result in results.items()}
-    static = throughput["static-ragged"]
+    speedup = continuous_speedup(results)
     st.metric(
         "Continuous / static throughput (ragged)",
-        f"{throughput['continuous-ragged'] / static:.2f}×" if static else "– (no tokens generated)",
+        f"{speedup:.2f}×" if speedup is not None else "– (no tokens generated)",
     )
-    formats = {
-        "steps": "{:,.0f}",
-        "throughput (tokens/s)": "{:,.0f}",
-        "slot utilisation": "{:.0%}",
-        "padding waste": "{:.0%}",
-    }
-    st.dataframe(table.style.format({c: formats.get(c, "{:.3f}") for c in table.columns}), key="comparison_table")
+    formats = {"steps": "{:,.0f}", "throughput_tokens_per_s": "{:,.0f} tok/s", "slot_utilization": "{:.0%}"}
+    formats["padding_waste"] = formats["slot_utilization"]
+    shown = {name: formats.get(name, "{:.3f} s") for name in COMPARED}
+    table = pd.DataFrame(results).T[list(COMPARED)].style.format(shown).relabel_index(list(COMPARED.values()), axis=1)
+    st.dataframe(table, key="comparison_table")
     left, right = st.columns(2)
     names = list(CONFIGURATIONS)
     left.plotly_chart(

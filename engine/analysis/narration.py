@@ -1,0 +1,160 @@
+"""Plain-sentence narration of one step, from the event log alone (so loaded files work too).
+
+    Slot 2: request C emitted 8, completing stop sequence [7, 8]; it is evicted and its
+    callback receives [5, 6, 7, 8].
+
+`narrate(replay, step)` returns the sentences in the order things happen inside the step:
+cancellations, arrivals, admissions, the model call, then each row's token and fate.
+"""
+
+from __future__ import annotations
+
+from ..core.events import Event
+from .replay import Replay
+
+MAX_NAMES = 5  # request ids listed before "and N more"
+MAX_QUIET_ROWS = 4  # rows that just emit a token, narrated one by one up to this many
+MAX_TOKENS_SHOWN = 12
+
+
+def tokens_text(tokens: list[int]) -> str:
+    if len(tokens) <= MAX_TOKENS_SHOWN:
+        return str(list(tokens))
+    head, tail = ", ".join(map(str, tokens[:5])), ", ".join(map(str, tokens[-3:]))
+    return f"[{head}, …, {tail}] ({len(tokens)} tokens)"
+
+
+def names(ids: list[str]) -> str:
+    shown = ", ".join(ids[:MAX_NAMES])
+    return shown if len(ids) <= MAX_NAMES else f"{shown} and {len(ids) - MAX_NAMES} more"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+class _Step:
+    """The events of one step, grouped the way the sentences need them."""
+
+    def __init__(self, replay: Replay, step: int):
+        log = replay.log
+        self.events: list[Event] = [log[i] for i in log.step_range(step)]
+        self.call = next((i for i, e in enumerate(self.events) if e.kind == "model_call"), len(self.events))
+        self.before, self.after = self.events[: self.call], self.events[self.call + 1 :]
+
+
+def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None) -> list[str]:
+    vocabulary = vocabulary or {}
+    log, state = replay.log, replay[step]
+    grouped = _Step(replay, step)
+    if not grouped.events:
+        return [_idle(log, step)]
+    out: list[str] = []
+    arrived = [e.request_id for e in grouped.before if e.kind == "arrive"]
+    admitted = [e for e in grouped.before if e.kind == "admit"]
+    for e in grouped.before:
+        if e.kind == "evict" and e.reason == "cancelled":
+            out.append(_cancelled(replay, e))
+    if arrived:
+        out.append(_arrivals(arrived))
+    for e in grouped.before:
+        if e.kind == "evict" and e.reason == "max_tokens":
+            out.append(
+                f"Request {e.request_id} has max_tokens = 0: it completes at once, without a slot; "
+                f"its callback receives {tokens_text(replay.outputs[e.request_id])}."
+            )
+    if admitted:
+        out.append(_admissions(admitted))
+    if arrived or admitted:
+        out.append(_queue(len(state.waiting)))
+    if state.waiting and log.config.batching == "static" and any(s is None for s in state.slots):
+        out.append("Static batching: the queue waits until every slot is free.")
+    out.extend(
+        f"The model call failed, so no row changed ({e.message})."
+        if e.request_id is None
+        else f"Request {e.request_id}: {e.message}."
+        for e in grouped.events
+        if e.kind == "error"
+    )
+    if grouped.call < len(grouped.events):
+        out.append(_model_call(grouped.events[grouped.call]))
+        out.extend(_rows(replay, state, vocabulary))
+    return out
+
+
+def _idle(log, step: int) -> str:
+    """A step without events: the engine's clock jumped over it, to the next arrival."""
+    following = log.step_range(step).stop
+    if following >= len(log):
+        return "Nothing happens at this step."
+    return f"Idle: nothing runs or waits until step {log.step[following]:,}, when the next request arrives."
+
+
+def _cancelled(replay: Replay, e: Event) -> str:
+    received = tokens_text(replay.outputs[e.request_id])
+    if e.slot is None:
+        return f"Request {e.request_id} is cancelled before it was admitted; its callback receives {received}."
+    return f"Request {e.request_id} is cancelled: slot {e.slot} is freed and its callback receives {received}."
+
+
+def _arrivals(arrived: list[str]) -> str:
+    if len(arrived) == 1:
+        return f"Request {arrived[0]} arrives and joins the queue."
+    if len(arrived) <= MAX_NAMES:
+        return f"Requests {names(arrived)} arrive and join the queue."
+    return f"{len(arrived)} requests arrive and join the queue ({names(arrived)})."
+
+
+def _admissions(admitted: list[Event]) -> str:
+    if len(admitted) == 1:
+        return f"Request {admitted[0].request_id} is admitted into slot {admitted[0].slot} from the queue."
+    slots = [e.slot for e in admitted]
+    if len(slots) == 2:
+        where = f"slots {slots[0]} and {slots[1]}"
+    elif slots == list(range(slots[0], slots[-1] + 1)):
+        where = f"slots {slots[0]}–{slots[-1]}"
+    else:
+        where = f"slots {', '.join(map(str, slots))}"
+    return f"Requests {names([e.request_id for e in admitted])} are admitted into {where} from the queue."
+
+
+def _queue(waiting: int) -> str:
+    if waiting == 0:
+        return "The queue is empty."
+    return f"{plural(waiting, 'request')} still {'waits' if waiting == 1 else 'wait'}."
+
+
+def _model_call(call: Event) -> str:
+    if not call.padded_rows:
+        return f"The model is called with {plural(call.rows, 'row')}."
+    mask = " ".join("1" if m else "0" for m in call.active_mask)
+    return (
+        f"The model is called with {plural(call.rows, 'row')} (the fixed batch shape), "
+        f"{call.padded_rows} of them padding; active mask [{mask}]."
+    )
+
+
+def _rows(replay: Replay, state, vocabulary: dict[int, str]) -> list[str]:
+    """One sentence per row in slot order; rows that only emitted are summed up when many."""
+    sentences, quiet = [], 0
+    for slot, row in enumerate(state.slots):
+        if row is None or row.token is None:
+            continue
+        token = f"{row.token} ({vocabulary[row.token]!r})" if row.token in vocabulary else str(row.token)
+        head = f"Slot {slot}: request {row.request_id} emitted {token}"
+        if row.finish_reason is None:
+            sentences.append((False, f"{head}."))
+            quiet += 1
+            continue
+        why = {
+            "stop_token": ", the stop token",
+            "stop_sequence": f", completing stop sequence {list(row.stop_sequence or ())}",
+            "max_tokens": f", reaching max_tokens = {row.generated}",
+        }.get(row.finish_reason, f" and ends ({row.finish_reason})")
+        received = tokens_text(replay.outputs[row.request_id])
+        sentences.append((True, f"{head}{why}; it is evicted and its callback receives {received}."))
+    if quiet <= MAX_QUIET_ROWS:
+        return [text for _, text in sentences]
+    finished = [text for loud, text in sentences if loud]
+    other = "other row" if finished else "row"
+    return [f"{plural(quiet, other).capitalize()} emitted one token each.", *finished]

@@ -1,0 +1,197 @@
+"""Rebuild the slot table and the waiting queue at any step, from the event log alone.
+
+`StepState.slots` is the slot table as the model call of that step saw it (after
+admission), with each row's token of this step and, for rows evicted at the end of the
+step, why. `waiting` is the queue after admission. A loaded JSONL file replays exactly
+like a live run, because this module never touches the engine.
+
+NOTE: states are computed when asked for, from indices of the changes (who held which
+slot from when to when, when each request waited, when it emitted), never stored step by
+step: memory grows with the number of events, not with steps × slots or steps × queue,
+so a log whose steps run into the millions costs no more than its events.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.event_log import EventLog
+from ..core.events import NONE, EventKind
+
+CACHED_STATES = 512  # recently asked-for steps kept (playback asks for neighbours)
+
+
+@dataclass(frozen=True, slots=True)
+class SlotState:
+    request_id: str
+    prompt_len: int
+    generated: int  # tokens generated so far, this step's included
+    token: int | None = None  # emitted at this step
+    admitted: bool = False  # admitted at this step
+    stop_sequence: tuple[int, ...] | None = None  # matched at this step
+    finish_reason: str | None = None  # evicted at the end of this step
+
+
+@dataclass(frozen=True, slots=True)
+class StepState:
+    step: int
+    slots: tuple[SlotState | None, ...]
+    waiting: tuple[str, ...]
+    rows_sent: int  # 0 when no model call was made
+    active_mask: tuple[bool, ...] | None
+    finished: tuple[str, ...]  # every request delivered at this step, with or without a slot
+    errors: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Occupancy:
+    """One request in one slot: admitted at `start`, shown until `last` (inclusive)."""
+
+    request: int  # index in the log's request table
+    start: int
+    last: int  # the eviction step if evicted after that step's model call, else the step before
+
+
+FOREVER = 2**62  # `last` of a row never evicted (a log that ends mid-run)
+
+
+class Replay:
+    """`replay[k]` is step k's state (0 <= k < len(replay)), computed on demand."""
+
+    def __init__(self, log: EventLog):
+        self.log = log
+        self.outputs = log.outputs()  # request id -> prompt + generated tokens
+        self.prompt_len = {info.request_id: len(info.prompt) for info in log.requests}
+        self._ids = [info.request_id for info in log.requests]
+        steps, kinds, slots, requests = _columns(log)
+        self._occupancy, self._starts = _occupancies(log, steps, kinds, slots, requests)
+        self._queue_from, self._queue_until = _queue_intervals(len(log.requests), steps, kinds, slots, requests)
+        emits = np.flatnonzero(kinds == EventKind.EMIT)
+        order = emits[np.argsort(requests[emits], kind="stable")]
+        self._emit_steps = steps[order]  # grouped by request, in step order within each
+        self._emit_bounds = np.searchsorted(requests[order], np.arange(len(log.requests) + 1))
+        self._cache: dict[int, StepState] = {}
+
+    def __len__(self) -> int:
+        return self.log.num_steps
+
+    def __getitem__(self, step: int) -> StepState:
+        if not 0 <= step < len(self):
+            raise IndexError(f"step {step} is not in this log (0..{len(self) - 1})")
+        state = self._cache.get(step)
+        if state is None:
+            if len(self._cache) >= CACHED_STATES:
+                self._cache.clear()
+            state = self._cache[step] = self._state(step)
+        return state
+
+    def __iter__(self):
+        return (self[step] for step in range(len(self)))
+
+    def prefix(self, request_id: str, generated: int) -> list[int]:
+        """The request's prompt plus its first `generated` tokens: a row of the model input."""
+        return self.outputs[request_id][: self.prompt_len[request_id] + generated]
+
+    def busy_steps(self) -> np.ndarray:
+        """The steps that have events (the others are idle: the engine's clock jumped over them)."""
+        return np.unique(np.frombuffer(self.log.step, dtype=np.int32)) if len(self.log) else np.zeros(0, np.int32)
+
+    def _state(self, step: int) -> StepState:
+        log = self.log
+        events = log.step_range(step)
+        call, matches, finished, errors = None, {}, [], []
+        for i in events:
+            kind = log.kind[i]
+            if kind == EventKind.MODEL_CALL:
+                call = log[i]
+            elif kind == EventKind.STOP_MATCH:
+                matches[log.slot[i]] = log[i].sequence
+            elif kind == EventKind.EVICT:
+                finished.append(self._ids[log.request[i]])
+            elif kind == EventKind.ERROR:
+                errors.append(log.blobs[log.b[i]])
+        reasons = {log.slot[i]: log[i].reason for i in events if log.kind[i] == EventKind.EVICT}
+        slots = tuple(self._slot(slot, step, matches, reasons) for slot in range(log.config.batch_size))
+        queued = np.flatnonzero((self._queue_from <= step) & (self._queue_until > step))
+        return StepState(
+            step,
+            slots,
+            tuple(self._ids[r] for r in queued),
+            call.rows if call else 0,
+            call.active_mask if call else None,
+            tuple(finished),
+            tuple(errors),
+        )
+
+    def _slot(self, slot: int, step: int, matches: dict, reasons: dict) -> SlotState | None:
+        k = bisect_right(self._starts[slot], step) - 1
+        if k < 0:
+            return None
+        held = self._occupancy[slot][k]
+        if held.last < step:
+            return None
+        emitted = self._emit_steps[self._emit_bounds[held.request] : self._emit_bounds[held.request + 1]]
+        generated = int(np.searchsorted(emitted, step, side="right"))
+        rid = self._ids[held.request]
+        token = None
+        if generated and emitted[generated - 1] == step:
+            token = self.outputs[rid][self.prompt_len[rid] + generated - 1]
+        return SlotState(
+            rid,
+            self.prompt_len[rid],
+            generated,
+            token,
+            admitted=held.start == step,
+            stop_sequence=matches.get(slot),
+            finish_reason=reasons.get(slot) if held.last == step else None,
+        )
+
+
+def _columns(log: EventLog):
+    if not len(log):
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty, empty
+    return tuple(
+        np.frombuffer(column, dtype=dtype).astype(np.int64)
+        for column, dtype in ((log.step, np.int32), (log.kind, np.int8), (log.slot, np.int32), (log.request, np.int32))
+    )
+
+
+def _occupancies(log: EventLog, steps, kinds, slots, requests):
+    """Per slot, every occupancy in admission order, and their start steps (for bisection)."""
+    size = log.config.batch_size
+    occupancy: list[list[Occupancy]] = [[] for _ in range(size)]
+    open_since: dict[int, tuple[int, int]] = {}  # slot -> (request, admission step)
+    calls = set(steps[kinds == EventKind.MODEL_CALL].tolist())
+    call_index = {int(steps[i]): int(i) for i in np.flatnonzero(kinds == EventKind.MODEL_CALL)}
+    for i in np.flatnonzero(((kinds == EventKind.ADMIT) | (kinds == EventKind.EVICT)) & (slots != NONE)).tolist():
+        slot, step = int(slots[i]), int(steps[i])
+        if kinds[i] == EventKind.ADMIT:
+            open_since[slot] = (int(requests[i]), step)
+            continue
+        request, start = open_since.pop(slot)
+        after_call = step in calls and call_index[step] < i
+        occupancy[slot].append(Occupancy(request, start, step if after_call else step - 1))
+    for slot, (request, start) in open_since.items():
+        occupancy[slot].append(Occupancy(request, start, FOREVER))
+    for held in occupancy:
+        held.sort(key=lambda o: o.start)
+    return occupancy, [[o.start for o in held] for held in occupancy]
+
+
+def _queue_intervals(count: int, steps, kinds, slots, requests):
+    """Per request, the steps [from, until) during which it waited in the queue after admission."""
+    start = np.full(count, FOREVER, np.int64)
+    until = np.full(count, FOREVER, np.int64)
+    arrive = np.flatnonzero(kinds == EventKind.ARRIVE)
+    start[requests[arrive]] = steps[arrive]
+    leave = np.flatnonzero((kinds == EventKind.ADMIT) | ((kinds == EventKind.EVICT) & (slots == NONE)))
+    first = {}
+    for i in leave.tolist():  # the first admission or slotless eviction ends the wait
+        first.setdefault(int(requests[i]), int(steps[i]))
+    if first:
+        until[list(first)] = list(first.values())
+    return start, until

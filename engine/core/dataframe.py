@@ -1,0 +1,100 @@
+"""The event log as a pandas DataFrame, built column by column (no per-event objects)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from .events import NONE, EventKind, mask_tuple
+from .request import FinishReason
+
+if TYPE_CHECKING:  # annotations only: the log imports this module, not the other way round
+    from .event_log import EventLog
+
+COLUMNS = [
+    "step",
+    "kind",
+    "slot",
+    "request_id",
+    "token",
+    "position",
+    "rows",
+    "padded_rows",
+    "active_mask",
+    "sequence_index",
+    "sequence",
+    "reason",
+    "message",
+    "prompt",
+    "max_tokens",
+    "stop_sequences",
+]
+KIND_LABELS = [kind.label for kind in EventKind]
+REASON_LABELS = [reason.label for reason in FinishReason]
+
+
+def _int_column(values: np.ndarray, keep: np.ndarray) -> pd.arrays.IntegerArray:
+    return pd.arrays.IntegerArray(values.astype(np.int64), ~keep)
+
+
+def _object_column(n: int, rows: np.ndarray, values: list) -> np.ndarray:
+    column = np.full(n, None, dtype=object)
+    if len(rows):
+        column[rows] = values
+    return column
+
+
+def _column(values, dtype, rows: np.ndarray | None) -> np.ndarray:
+    column = np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype)
+    return column if rows is None else column[rows]
+
+
+def events_frame(log: EventLog, rows: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per event (or per event index in `rows`, in that order)."""
+    step = _column(log.step, np.int32, rows).astype(np.int64)
+    kind = _column(log.kind, np.int8, rows)
+    slot = _column(log.slot, np.int32, rows)
+    request = _column(log.request, np.int32, rows)
+    a = _column(log.a, np.int64, rows)
+    b = _column(log.b, np.int32, rows)
+    n = len(kind)
+    events = np.arange(len(log)) if rows is None else rows
+    is_ = {k: kind == k for k in EventKind}
+    ids = np.array([info.request_id for info in log.requests] + [None], dtype=object)
+    prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
+    calls = np.flatnonzero(is_[EventKind.MODEL_CALL])
+    masks = [mask_tuple(log.blobs[b[i]], log.config.batch_size) for i in calls]
+    matches = np.flatnonzero(is_[EventKind.STOP_MATCH])
+    errors = np.flatnonzero(is_[EventKind.ERROR])
+    arrivals = np.flatnonzero(is_[EventKind.ARRIVE])
+    infos = [log.requests[request[i]] for i in arrivals]
+    reasons = np.array(REASON_LABELS, dtype=object)
+    padded_rows = np.zeros(n, np.int64)
+    padded_rows[calls] = [a[i] - sum(m) for i, m in zip(calls, masks)]
+    max_tokens = np.zeros(n, np.int64)
+    max_tokens[arrivals] = [info.max_tokens for info in infos]
+    frame = pd.DataFrame(
+        {
+            "step": step,
+            "kind": pd.Categorical.from_codes(kind, categories=KIND_LABELS),
+            "slot": _int_column(slot, slot != NONE),
+            "request_id": ids[np.where(request == NONE, len(log.requests), request)],
+            "token": _int_column(a, is_[EventKind.EMIT]),
+            "position": _int_column(b - prompt_len[np.maximum(request, 0)] - 1, is_[EventKind.EMIT]),
+            "rows": _int_column(a, is_[EventKind.MODEL_CALL]),
+            "padded_rows": _int_column(padded_rows, is_[EventKind.MODEL_CALL]),
+            "active_mask": _object_column(n, calls, masks),
+            "sequence_index": _int_column(a, is_[EventKind.STOP_MATCH]),
+            "sequence": _object_column(n, matches, [log[events[i]].sequence for i in matches]),
+            "reason": np.where(is_[EventKind.EVICT], reasons[np.clip(a, 0, len(reasons) - 1)], None),
+            "message": _object_column(n, errors, [log.blobs[b[i]] for i in errors]),
+            "prompt": _object_column(n, arrivals, [list(info.prompt) for info in infos]),
+            "max_tokens": _int_column(max_tokens, is_[EventKind.ARRIVE]),
+            "stop_sequences": _object_column(n, arrivals, [[list(s) for s in info.stop_sequences] for info in infos]),
+        },
+        columns=COLUMNS,
+        index=None if rows is None else pd.Index(rows, name="event"),
+    )
+    return frame

@@ -1,0 +1,334 @@
+"""The continuous-batching engine: a fixed set of slots, a FIFO queue, one model call a step.
+
+NOTE: each step admits waiting requests *before* the model call (refill, then call,
+then evict), so a slot freed at the end of step k is already busy at step k + 1 and no
+slot sits empty during a model call while work waits. Static batching (the seeds'
+Part 1) differs in one place: it admits only into an empty batch.
+
+One step, in the contract's order (docs/conventions.md):
+  1. cancellations asked for since the last step take effect; arrivals join the queue
+     (a request with max_tokens == 0 finishes here, without a slot);
+  2. admit into free slots, lowest id first;
+  3. build the batch from the slot table;  4. one model call;
+  5. append one token per row and check termination: stop token, stop sequence, max_tokens;
+  6. evict finished rows, then deliver the step's callbacks.
+
+Callbacks run only after the step's state is complete (phase 6, and after phase 1's
+cancellations), from a queue: a callback that raises, even with a BaseException such as
+KeyboardInterrupt, leaves the engine consistent, and whatever was not yet delivered is
+delivered by the next `step()` or `run()`.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import deque
+
+from .config import EngineConfig
+from .errors import CallbackError, ModelError
+from .event_log import EventLog
+from .events import NONE, EventKind, RequestInfo
+from .hooks import EngineHooks
+from .model_call import call_model
+from .models import model_caller
+from .request import FinishReason, Sequence, Status, new_sequence
+from .scheduler import Scheduler
+from .validation import MAX_ENGINE_BATCH_SIZE, MAX_STEP, check_bool, check_choice, check_int, check_token
+
+
+class BatchInferenceEngine(EngineHooks):
+    def __init__(
+        self, model, batch_size: int, stop_token: int | None, *, batching: str = "continuous", padded: bool = False
+    ):
+        check_int("batch_size", batch_size, minimum=1, maximum=MAX_ENGINE_BATCH_SIZE)
+        if stop_token is not None:
+            stop_token = check_token("stop_token", stop_token)  # a numpy integer becomes an int
+        check_choice("batching", batching, ("continuous", "static"))
+        check_bool("padded", padded)
+        self.model = model
+        self._call = model_caller(model, padded)
+        self.config = EngineConfig(batch_size, stop_token, batching, padded)
+        self.batch_size, self.stop_token, self.batching, self.padded = batch_size, stop_token, batching, padded
+        self.event_log = EventLog(self.config)
+        self._scheduler = Scheduler(batch_size)
+        self._live: dict[str, Sequence] = {}  # submitted, not yet finished
+        self._submitted = 0
+        self._cancelled: deque[Sequence] = deque()  # cancel() was called; takes effect at the next step
+        self._outbox: deque[tuple[Sequence, object, object, int]] = deque()  # (seq, function, value, step)
+        self._unreported: list[tuple[str, BaseException]] = []  # callback failures not yet raised
+        self._in_step = False
+        self._streams = 0  # SPEED: unfinished requests with an on_token callback (0: skip the loop)
+        self._batch_version, self._batch_cache = -1, None  # SPEED: the batch view, see _build_batch
+        self.clock = 0  # the next step's number
+
+    @classmethod
+    def from_config(cls, model, config: EngineConfig) -> BatchInferenceEngine:
+        """An engine with the settings of one `EngineConfig` (a scenario's `[engine]` table)."""
+        return cls(model, config.batch_size, config.stop_token, batching=config.batching, padded=config.padded)
+
+    # -- the seeds' API ----------------------------------------------------------------
+    def submit_request(
+        self,
+        prompt_tokens: list[int],
+        max_tokens: int,
+        callback=None,
+        stop_sequences: list[list[int]] | None = None,
+        *,
+        request_id: str | None = None,
+        arrival_step: int | None = None,
+        on_token=None,
+    ) -> str:
+        """Queue a request and return its id. Nothing is queued if an argument is bad.
+
+        `callback(tokens)` gets prompt + generated tokens once, when the request ends;
+        `on_token(token)` gets each generated token as it is appended (streaming);
+        `arrival_step` hides the request from the scheduler until that step.
+        """
+        if request_id is None:
+            request_id = self._fresh_id()
+        elif not isinstance(request_id, str):
+            raise TypeError(f"request_id: must be a str, got {type(request_id).__name__}")
+        if request_id in self._live or request_id in self.event_log.request_index:
+            raise ValueError(f"request_id: {request_id!r} is already in use")
+        seq = new_sequence(
+            request_id,
+            prompt_tokens,
+            max_tokens,
+            callback,
+            stop_sequences,
+            on_token,
+            arrival_step,
+            order=self._submitted,
+            now=self.clock,
+            matcher=self._matcher,
+            limit=self._limit,
+        )
+        self._submitted += 1
+        self._streams += seq.on_token is not None
+        self._live[request_id] = seq
+        self._scheduler.add(seq)
+        return request_id
+
+    def _fresh_id(self) -> str:
+        """`r<submission number>`, skipping ids a caller already chose."""
+        n = self._submitted
+        while f"r{n}" in self._live or f"r{n}" in self.event_log.request_index:
+            n += 1
+        return f"r{n}"
+
+    def cancel(self, request_id: str) -> bool:
+        """Cancel at the next step boundary; False if the request has already finished.
+
+        Its callback still runs once, with the prompt plus what it generated so far.
+        O(1): the request is marked and the queues skip it when they reach it.
+        """
+        seq = self._live.get(request_id)
+        if seq is None:
+            if request_id in self.event_log.request_index:
+                return False
+            raise ValueError(f"request_id: no request {request_id!r} was submitted")
+        if not seq.cancel_requested:
+            seq.cancel_requested = True
+            self._cancelled.append(seq)
+        return True
+
+    def run(self) -> None:
+        """Step until the queue is empty and every slot is free.
+
+        A model fault raises ModelError at once (call run() again to resume); callback
+        failures are collected and raised together as CallbackError once all work is done.
+        """
+        failures: list[tuple[str, BaseException]] = []
+        while True:
+            try:
+                if not self.step():
+                    break
+            except CallbackError as exc:
+                failures.extend(exc.failures)
+            except ModelError:
+                self._unreported[:0] = failures  # reported by the run that resumes
+                raise
+        if failures:
+            raise CallbackError(failures)
+
+    # -- what a front end may read -----------------------------------------------------
+    @property
+    def next_step(self) -> int:
+        """The number the next `step()` will have (it jumps ahead when only future arrivals remain)."""
+        scheduler = self._scheduler
+        if scheduler.num_running or scheduler.num_waiting or self._cancelled:
+            return self.clock
+        arrival = scheduler.next_arrival()
+        return self.clock if arrival is None else max(self.clock, arrival)
+
+    def has_work(self) -> bool:
+        return bool(self._live or self._outbox)
+
+    @property
+    def slot_table(self) -> dict[int, str]:
+        """slot id -> request id, for the occupied slots."""
+        return {seq.slot: seq.request_id for seq in self._scheduler.running()}
+
+    @property
+    def num_unfinished(self) -> int:
+        """Requests submitted whose callback has not run yet."""
+        return len(self._live)
+
+    @property
+    def waiting(self) -> list[str]:
+        return [seq.request_id for seq in self._scheduler.queued()]
+
+    # -- one step ----------------------------------------------------------------------
+    def step(self) -> bool:
+        """Advance one step (one model call if any row is active); False when idle."""
+        if self._in_step:
+            raise RuntimeError("step() and run() cannot be called from inside a callback")
+        if not self.has_work():
+            return False
+        self._in_step = True
+        try:
+            self._deliver()  # what an interrupted step left undelivered
+            if self._live:
+                self.clock = self.next_step  # idle until the next arrival
+                if self.clock >= MAX_STEP:
+                    raise OverflowError(f"step: {self.clock:,} is the event log's last step number")
+                self._take_arrivals_and_cancellations()
+                self._admit()
+                if self._scheduler.num_running:
+                    rows, prefixes, slots, requests = self._build_batch()
+                    tokens = self._call_model(rows, prefixes)
+                    finished = self._postprocess(rows, tokens, prefixes, slots, requests)
+                    self._evict(finished)
+                self.clock += 1
+                self._deliver()
+        finally:
+            self._in_step = False
+        if self._unreported:  # includes failures of a step whose model call then failed
+            failures, self._unreported = self._unreported, []
+            raise CallbackError(failures)
+        return True
+
+    def _take_arrivals_and_cancellations(self) -> None:
+        """Phase 1: cancellations take effect, then arrivals join the queue."""
+        self._apply_cancellations()
+        for seq in self._scheduler.due(self.clock):
+            self._arrive(seq)
+            if seq.max_tokens == 0:
+                self._finish(seq, FinishReason.MAX_TOKENS)  # needs no slot
+            else:
+                self._scheduler.enqueue(seq)
+        self._deliver()
+        self._apply_cancellations()  # a callback above may have cancelled a waiting request
+
+    def _apply_cancellations(self) -> None:
+        while self._cancelled:
+            while self._cancelled:
+                seq = self._cancelled.popleft()
+                if seq.status is Status.FINISHED:  # finished in the step it was cancelled in
+                    continue
+                if seq.status is Status.PENDING:  # cancelled before it arrived
+                    self._arrive(seq)
+                self._finish(seq, FinishReason.CANCELLED)
+            self._deliver()  # a cancelled request's callback may cancel another
+
+    def _arrive(self, seq: Sequence) -> None:
+        info = RequestInfo(seq.request_id, tuple(seq.tokens[: seq.prompt_len]), seq.max_tokens, seq.stop_sequences)
+        seq.log_index = self.event_log.arrive(self.clock, info)
+
+    def _admit(self) -> None:
+        """Phase 2: free slots are filled from the head of the queue (static batching: only an empty batch)."""
+        scheduler = self._scheduler
+        if not self._may_admit(scheduler.num_running):
+            return
+        for seq in scheduler.admit():
+            self.event_log.append(self.clock, EventKind.ADMIT, seq.slot, seq.log_index)
+            seq.stop_state = self._stop_state_at_admission(seq, scheduler.previous[seq.slot])
+        scheduler.return_held_slots()
+
+    def _build_batch(self) -> tuple[list[Sequence], list[list[int]], array, array]:
+        """Phase 3: the rows in slot order, their token lists, slot ids and event-log indices.
+
+        SPEED: rebuilt only when a slot was taken or freed since the last step.
+        """
+        scheduler = self._scheduler
+        if self._batch_version != scheduler.version:
+            self._batch_cache = _row_view(scheduler.running())
+            self._batch_version = scheduler.version
+        return self._batch_cache
+
+    def _call_model(self, rows: list[Sequence], prefixes: list[list[int]]) -> array:
+        """Phase 4: one model call; a fault changes no row and raises ModelError."""
+        step, log = self.clock, self.event_log
+        try:
+            tokens = call_model(self._call, step, self._scheduler.slots, rows, prefixes, self.padded)
+        except Exception as exc:
+            log.error(step, NONE, NONE, str(exc))
+            raise
+        log.model_call(step, self.batch_size if self.padded else len(rows), self._scheduler.active_mask)
+        return tokens
+
+    def _postprocess(self, rows, tokens: array, prefixes, slots, requests) -> list[tuple[Sequence, FinishReason]]:
+        """Phase 5: append each row's token and check termination; returns the finished rows.
+
+        SPEED: the emit events of the whole step are written column by column.
+        """
+        ordered = self._answer_order(rows)
+        if ordered is not rows:
+            rows, prefixes, slots, requests = _row_view(ordered)
+        finished, stop_token = [], self.stop_token
+        for seq, token in zip(rows, tokens.tolist()):
+            seq.tokens.append(token)
+            end = seq.check_stop(token, stop_token)
+            if end is not None:
+                finished.append((seq, *end))
+        log, step = self.event_log, self.clock
+        log.emits(step, slots, requests, tokens, map(len, prefixes))
+        if self._streams:
+            for seq, token in zip(rows, tokens.tolist()):
+                if seq.on_token is not None:
+                    self._outbox.append((seq, seq.on_token, token, step))
+        for seq, _, matched in finished:
+            if matched is not None:
+                log.append(step, EventKind.STOP_MATCH, seq.slot, seq.log_index, matched)
+        return [(seq, reason) for seq, reason, _ in finished]
+
+    def _evict(self, finished: list[tuple[Sequence, FinishReason]]) -> None:
+        """Phase 6: finished rows leave their slots; their callbacks are queued for delivery."""
+        for seq, reason in finished:
+            self._finish(seq, reason)
+
+    def _finish(self, seq: Sequence, reason: FinishReason) -> None:
+        """Evict (freeing its slot, if any) and queue its callback, exactly once."""
+        slot = NONE if seq.slot is None else seq.slot
+        self.event_log.append(self.clock, EventKind.EVICT, slot, seq.log_index, reason)
+        seq.finish_reason = reason
+        self._streams -= seq.on_token is not None
+        self._scheduler.finished(seq, hold_slot=not self._returns_slot_at_once())
+        del self._live[seq.request_id]
+        if seq.callback is not None:
+            self._outbox.append((seq, seq.callback, self._delivered(seq), self.clock))
+
+    def _deliver(self) -> None:
+        """Run the queued callbacks in order; each is taken off the queue before it runs."""
+        while self._outbox:
+            seq, function, value, step = self._outbox.popleft()
+            try:
+                function(value)
+            except BaseException as exc:
+                what = "callback" if function is seq.callback else "on_token"
+                slot = NONE if seq.slot is None else seq.slot
+                message = f"{what} of request {seq.request_id} raised {type(exc).__name__}: {exc}"
+                self.event_log.error(step, slot, seq.log_index, message)
+                if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: stop now, resume later
+                    raise
+                self._unreported.append((seq.request_id, exc))
+
+
+def _row_view(rows: list[Sequence]) -> tuple[list[Sequence], list[list[int]], array, array]:
+    """Rows with their token lists (the ragged batch), slot ids and event-log indices."""
+    return (
+        rows,
+        [seq.tokens for seq in rows],
+        array("i", [seq.slot for seq in rows]),
+        array("i", [seq.log_index for seq in rows]),
+    )

@@ -1,0 +1,91 @@
+"""The event log's vocabulary: event kinds, the request table's entries, the typed row view.
+
+The log itself (`event_log.py`) is the single record of a run, from which everything
+downstream is drawn. Its storage is columnar (one `array` per field, about 25 bytes an event) because a long run
+writes one `emit` per generated token. `Event` is the typed row view for reading.
+
+Each event has `step`, `kind`, `slot` and `request_id`; the two int columns `a` and `b`
+hold the kind's own fields:
+
+| kind         | a                              | b                             |
+|--------------|--------------------------------|-------------------------------|
+| `arrive`     | -                              | -                             |
+| `admit`      | -                              | -                             |
+| `model_call` | rows sent                      | index of the active mask blob |
+| `emit`       | token                          | prefix length after the token |
+| `stop_match` | stop sequence index, -1 = stop token | -                       |
+| `evict`      | `FinishReason` value           | -                             |
+| `error`      | -                              | index of the message blob     |
+
+An emit's position (0 = first generated token) is its `b` minus the prompt length minus
+one: the engine writes lengths because it can take them all at once with `map(len, ...)`.
+
+A request's prompt, budget and stop sequences are stored once, in the request table,
+when it arrives. JSON Lines starts with one header line (the engine's `EngineConfig`, and
+the model's name and the token words when known), then one line per event; `arrive`
+lines carry the request's table entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from .request import FinishReason
+
+FORMAT = "continuous-batching-lab/event-log"
+VERSION = 1
+NONE = -1  # stands for "no slot" / "no request" in the int columns
+
+
+class EventKind(IntEnum):
+    ARRIVE = 0
+    ADMIT = 1
+    MODEL_CALL = 2
+    EMIT = 3
+    STOP_MATCH = 4
+    EVICT = 5
+    ERROR = 6
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+KIND_BY_LABEL = {kind.label: kind for kind in EventKind}
+REASON_BY_LABEL = {reason.label: reason for reason in FinishReason}
+
+
+@dataclass(frozen=True, slots=True)
+class RequestInfo:
+    request_id: str
+    prompt: tuple[int, ...]
+    max_tokens: int
+    stop_sequences: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event, read back from the columns; fields not of its kind are None."""
+
+    step: int
+    kind: str
+    slot: int | None
+    request_id: str | None
+    token: int | None = None  # emit
+    position: int | None = None  # emit
+    rows: int | None = None  # model_call: rows sent to the model
+    padded_rows: int | None = None  # model_call: rows sent that hold no request
+    active_mask: tuple[bool, ...] | None = None  # model_call
+    sequence_index: int | None = None  # stop_match: -1 for the engine's stop token
+    sequence: tuple[int, ...] | None = None  # stop_match
+    reason: str | None = None  # evict
+    message: str | None = None  # error
+
+
+def mask_tuple(bits: int, width: int) -> tuple[bool, ...]:
+    return tuple(bool(bits >> i & 1) for i in range(width))
+
+
+def mask_bits(mask: list[bool] | tuple[bool, ...]) -> int:
+    return sum(1 << i for i, active in enumerate(mask) if active)

@@ -1,0 +1,50 @@
+"""The points where the engine's behaviour can be varied: the bug zoo overrides one each.
+
+Every default here is the correct behaviour, and each is a decision, not an action: the
+engine asks, then acts itself. Each runs once per request or once per step, never per
+token, so the hot path pays nothing for them. `engine/practice/zoo.py` subclasses the
+engine and overrides exactly one hook per classic mistake (a test holds it to that).
+"""
+
+from __future__ import annotations
+
+from .request import Sequence
+from .stops import stop_matcher
+
+HOOKS = (
+    "_matcher",
+    "_limit",
+    "_may_admit",
+    "_stop_state_at_admission",
+    "_answer_order",
+    "_returns_slot_at_once",
+    "_delivered",
+)
+
+
+class EngineHooks:
+    _matcher = staticmethod(stop_matcher)  # stop-sequence automaton factory, called per distinct stop list
+
+    def _limit(self, max_tokens: int, prompt_len: int) -> int:
+        """Generated tokens after which the row stops (at submission)."""
+        return max_tokens  # generated tokens only
+
+    def _may_admit(self, running: int) -> bool:
+        """Whether waiting requests may take free slots now, with `running` rows in the batch."""
+        return self.batching == "continuous" or running == 0  # static batching: only into an empty batch
+
+    def _stop_state_at_admission(self, seq: Sequence, previous: Sequence | None) -> int:
+        """The stop matcher's state a request starts from; `previous` last held its slot."""
+        return 0  # fresh: nothing of the slot's last request carries over
+
+    def _answer_order(self, rows: list[Sequence]) -> list[Sequence]:
+        """The rows that the model's answers belong to, in answer order (once per step)."""
+        return rows  # exactly the rows sent, in the order they were sent
+
+    def _returns_slot_at_once(self) -> bool:
+        """Whether a finished row's slot is free for this step's admissions (else: after the next step's)."""
+        return True
+
+    def _delivered(self, seq: Sequence) -> list[int]:
+        """What the callback receives."""
+        return seq.tokens  # prompt + generated, stop token included

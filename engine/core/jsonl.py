@@ -1,0 +1,266 @@
+"""Event log ⇄ records and JSON Lines, with strict validation of what is loaded.
+
+A loaded file may come from a user's upload, so every problem is reported as a
+`ValueError` naming the line and the reason, never as a crash deeper down: fields are
+checked for type and range (everything must fit the log's columns), and the events must
+tell a possible story (`_Structure`), so whatever loads also replays.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from .config import EngineConfig
+from .events import FORMAT, KIND_BY_LABEL, NONE, REASON_BY_LABEL, VERSION, EventKind, RequestInfo, mask_bits
+from .validation import (
+    INT64_MAX,
+    MAX_ENGINE_BATCH_SIZE,
+    MAX_STEP,
+    InvalidType,
+    InvalidValue,
+    check_bool,
+    check_choice,
+    check_int,
+    check_stop_sequences,
+    check_str,
+    check_token,
+    check_tokens,
+    parse_text,
+    shorten,
+)
+
+if TYPE_CHECKING:  # for annotations only: the log's class is passed in, so this module never imports it
+    from .event_log import EventLog
+
+WORD_KEY = re.compile(r"-?[0-9]{1,19}")  # a vocabulary key: a token id, as JSON object keys are strings
+MAX_WORD = 200  # characters in one vocabulary word
+
+
+def event_records(log: EventLog):
+    """Yield one dict per event, with the request table's fields on `arrive` events."""
+    for i, event in enumerate(log):
+        record = {name: getattr(event, name) for name in event.__slots__}
+        if event.kind == "arrive":
+            info = log.requests[log.request[i]]
+            record.update(
+                prompt=list(info.prompt),
+                max_tokens=info.max_tokens,
+                stop_sequences=[list(s) for s in info.stop_sequences],
+            )
+        yield record
+
+
+def _compact(record: dict) -> dict:
+    out = {}
+    for key, value in record.items():
+        if value is None and key not in ("slot", "request_id"):
+            continue
+        out[key] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def dump_jsonl(log: EventLog) -> str:
+    header = {"format": FORMAT, "version": VERSION, **asdict(log.config)}
+    if log.model is not None:
+        header["model"] = log.model
+    if log.vocabulary:
+        header["vocabulary"] = {str(token): word for token, word in sorted(log.vocabulary.items())}
+    lines = [json.dumps(header)]
+    lines.extend(json.dumps(_compact(record)) for record in event_records(log))
+    return "\n".join(lines) + "\n"
+
+
+class _Line:
+    """One parsed line, with typed getters that raise `ValueError` naming the field."""
+
+    def __init__(self, number: int, data: object):
+        if not isinstance(data, dict):
+            raise ValueError(f"line {number}: expected a JSON object")
+        self.number, self.data = number, data
+
+    def fail(self, field: str, problem: str) -> ValueError:
+        """A problem with how this field fits the rest of the log."""
+        return ValueError(f"line {self.number}: {field}: {problem}, got {shorten(repr(self.data.get(field)))}")
+
+    def _checked(self, check, field: str, *args, optional: bool = False):
+        value = self.data.get(field)
+        if value is None and optional:
+            return None
+        try:
+            return check(f"line {self.number}: {field}", value, *args)
+        except (InvalidType, InvalidValue) as exc:
+            raise ValueError(str(exc)) from None
+
+    def int(self, field: str, *, minimum: int, maximum: int = INT64_MAX, optional: bool = False) -> int:
+        """An integer field; steps, slots and positions are stored in 32 bits (maximum=MAX_STEP)."""
+        return self._checked(check_int, field, minimum, maximum, optional=optional)
+
+    def token(self, field: str, *, optional: bool = False) -> int:
+        return self._checked(check_token, field, optional=optional)
+
+    def tokens(self, field: str) -> tuple[int, ...]:
+        return tuple(self._checked(check_tokens, field))
+
+    def str(self, field: str) -> str:
+        return self._checked(check_str, field)
+
+
+def _header(line: _Line) -> tuple[EngineConfig, str | None, dict[int, str]]:
+    if line.data.get("format") != FORMAT:
+        raise ValueError(f"line 1: not an event log (expected a header with format {FORMAT!r})")
+    if line.data.get("version") != VERSION:
+        raise line.fail("version", f"unsupported version (this reader knows {VERSION})")
+    batching = line._checked(check_choice, "batching", ("continuous", "static"))
+    padded = line._checked(check_bool, "padded")
+    batch_size = line.int("batch_size", minimum=1, maximum=MAX_ENGINE_BATCH_SIZE)
+    model = line._checked(check_str, "model", optional=True)
+    config = EngineConfig(batch_size, line.token("stop_token", optional=True), batching, padded)
+    return config, model, _vocabulary(line)
+
+
+def _vocabulary(line: _Line) -> dict[int, str]:
+    words = line.data.get("vocabulary", {})
+    if not isinstance(words, dict) or any(
+        not WORD_KEY.fullmatch(k) or not isinstance(w, str) or len(w) > MAX_WORD for k, w in words.items()
+    ):
+        raise line.fail("vocabulary", f"must map token ids to words of at most {MAX_WORD} characters")
+    return {int(k): w for k, w in words.items()}
+
+
+def load_jsonl(text: str, log_class: type[EventLog]) -> EventLog:
+    rows = [(n, raw) for n, raw in enumerate(text.splitlines(), 1) if raw.strip()]
+    if not rows:
+        raise ValueError("the file is empty: expected an event log header line")
+    log, structure = None, _Structure()
+    for number, raw in rows:
+        line = _Line(number, _parse(number, raw))
+        try:
+            if log is None:
+                log = log_class(*_header(line))
+            else:
+                _load_event(log, line)
+                structure.check(log, line)
+        except ValueError as exc:
+            message = str(exc)
+            raise ValueError(message if message.startswith("line ") else f"line {number}: {message}") from None
+        except (TypeError, KeyError, IndexError, OverflowError) as exc:  # a last resort: still names the line
+            raise ValueError(f"line {number}: cannot be read ({type(exc).__name__}: {exc})") from None
+    return log
+
+
+def _parse(number: int, raw: str) -> object:
+    try:
+        return parse_text(json.loads, raw, json.JSONDecodeError)
+    except ValueError as exc:
+        raise ValueError(f"line {number}: not valid JSON ({exc})") from None
+
+
+class _Structure:
+    """Checks that the events tell a possible story, so a replay of the file cannot fail later:
+    a request is admitted once into a free slot, emits only from its own slot, in order,
+    after its step's one model call and from a row that call had active, and is delivered once."""
+
+    def __init__(self):
+        self.owner: dict[int, int] = {}  # slot -> request index
+        self.slot_of: dict[int, int] = {}  # request index -> slot
+        self.admitted: set[int] = set()
+        self.done: set[int] = set()
+        self.emitted: dict[int, int] = {}  # request index -> tokens so far
+        self.call_step, self.call_mask, self.call_rows_left = -1, 0, 0  # the latest model call
+
+    def check(self, log: EventLog, line: _Line) -> None:
+        i = len(log) - 1
+        kind, slot, request = EventKind(log.kind[i]), log.slot[i], log.request[i]
+        name = log.request_id(request)
+        if request != NONE and request in self.done and kind is not EventKind.ERROR:
+            raise line.fail("request_id", f"{name} was already delivered")
+        if kind is EventKind.ADMIT:
+            if slot == NONE or slot in self.owner:
+                raise line.fail("slot", "an admission needs a free slot")
+            if request in self.admitted:
+                raise line.fail("request_id", f"{name} is admitted twice")
+            self.owner[slot], self.slot_of[request] = request, slot
+            self.admitted.add(request)
+        elif kind is EventKind.MODEL_CALL:
+            if self.call_step == log.step[i]:
+                raise line.fail("kind", f"step {log.step[i]} already has its model call")
+            self.call_step, self.call_mask, self.call_rows_left = log.step[i], log.blobs[log.b[i]], log.a[i]
+            if self.call_mask.bit_count() > self.call_rows_left:
+                raise line.fail("rows", "must count every active row of the mask")
+        elif kind in (EventKind.EMIT, EventKind.STOP_MATCH):
+            if slot == NONE or self.owner.get(slot) != request:
+                raise line.fail("slot", f"{name} does not hold this slot")
+            if kind is EventKind.EMIT:
+                if self.call_step != log.step[i]:
+                    raise line.fail("kind", "an emit needs a model call earlier in its step")
+                if not self.call_mask >> slot & 1 or self.call_rows_left == 0:
+                    raise line.fail("slot", "this step's model call had no active row in this slot")
+                self.call_rows_left -= 1
+                position = log[i].position
+                if position != self.emitted.get(request, 0):
+                    raise line.fail("position", f"expected position {self.emitted.get(request, 0)} for {name}")
+                self.emitted[request] = position + 1
+        elif kind is EventKind.EVICT:
+            if slot != self.slot_of.get(request, NONE):  # NONE: it must hold no slot
+                raise line.fail("slot", f"{name} is evicted from a slot it does not hold")
+            if slot != NONE:
+                del self.owner[slot], self.slot_of[request]
+            self.done.add(request)
+
+
+def _load_event(log: EventLog, line: _Line) -> None:
+    kind = KIND_BY_LABEL[line._checked(check_choice, "kind", tuple(sorted(KIND_BY_LABEL)))]
+    step = line.int("step", minimum=0, maximum=MAX_STEP)
+    if len(log) and step < log.step[-1]:
+        raise line.fail("step", f"steps must not go back (previous event is at step {log.step[-1]})")
+    slot = line.int("slot", optional=True, minimum=0, maximum=MAX_STEP)
+    slot = NONE if slot is None else slot
+    if slot >= log.config.batch_size:
+        raise line.fail("slot", f"must be below batch_size {log.config.batch_size}")
+    if kind is EventKind.ARRIVE:
+        stops = line._checked(check_stop_sequences, "stop_sequences", optional=True) or ()
+        request_id = line.str("request_id")
+        if request_id in log.request_index:
+            raise line.fail("request_id", "arrives twice")
+        info = RequestInfo(request_id, line.tokens("prompt"), line.int("max_tokens", minimum=0), stops)
+        log.arrive(step, info)
+        return
+    request = NONE
+    if kind is not EventKind.MODEL_CALL:
+        request_id = line.data.get("request_id")
+        if request_id is not None:
+            line.str("request_id")
+            request = log.request_index.get(request_id, NONE)
+            if request == NONE:
+                raise line.fail("request_id", "names a request with no earlier arrive event")
+        elif kind is not EventKind.ERROR:
+            raise line.fail("request_id", "is required for this kind")
+    if kind is EventKind.MODEL_CALL:
+        mask = line.data.get("active_mask")
+        if (
+            not isinstance(mask, list)
+            or len(mask) != log.config.batch_size
+            or any(not isinstance(m, bool) for m in mask)
+        ):
+            raise line.fail("active_mask", f"must be a list of {log.config.batch_size} booleans")
+        log.model_call(step, line.int("rows", minimum=1, maximum=MAX_STEP), mask_bits(mask))
+    elif kind is EventKind.ERROR:
+        log.error(step, slot, request, line.str("message"))
+    elif kind is EventKind.EMIT:
+        position = line.int("position", minimum=0, maximum=MAX_STEP)
+        if position + len(log.requests[request].prompt) + 1 > MAX_STEP:
+            raise line.fail("position", "is beyond what a 32-bit column holds")
+        log.emit(step, slot, request, line.token("token"), position)
+    elif kind is EventKind.STOP_MATCH:
+        index = line.int("sequence_index", minimum=-1)
+        if index >= len(log.requests[request].stop_sequences):
+            raise line.fail("sequence_index", "names no stop sequence of this request")
+        log.append(step, kind, slot, request, index)
+    elif kind is EventKind.EVICT:
+        reason = REASON_BY_LABEL[line._checked(check_choice, "reason", tuple(sorted(REASON_BY_LABEL)))]
+        log.append(step, kind, slot, request, reason)
+    else:
+        log.append(step, kind, slot, request)

@@ -1,0 +1,141 @@
+"""A request's life: the seed's `Request` record, finish reasons, and running state.
+
+`Sequence` is what a slot holds. Everything a request needs while it runs lives here
+(its tokens, its budget, its stop-matching state), so nothing can leak into the next
+request that takes the same slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from .stops import NO_MATCH, StopMatcher, stop_matcher
+from .validation import INT64_MAX, MAX_ARRIVAL_STEP, check_callable, check_int, check_stop_sequences, check_tokens
+
+
+class Status(IntEnum):
+    """Where a request is. Ordered: every state after WAITING has left the queue."""
+
+    PENDING = 0  # submitted, its arrival step not reached yet
+    WAITING = 1  # in the FIFO queue
+    RUNNING = 2  # holds a slot
+    FINISHED = 3  # evicted (or finished without a slot); its callback is delivered or queued
+
+
+class FinishReason(IntEnum):
+    """Why a request left the engine. Values are stored in the event log."""
+
+    STOP_TOKEN = 0
+    STOP_SEQUENCE = 1
+    MAX_TOKENS = 2
+    CANCELLED = 3
+    ERROR = 4
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The second seed's request: an id, a prompt and a budget of generated tokens."""
+
+    request_id: str
+    prompt: list[int]
+    max_tokens: int
+
+
+@dataclass(eq=False, slots=True)
+class Sequence:
+    """One request inside the engine, from submission to delivery."""
+
+    request_id: str
+    tokens: list[int]  # prompt + generated; the engine's own copy, sent to the model as is
+    prompt_len: int
+    max_tokens: int  # generated tokens only
+    callback: Callable[[list[int]], object] | None
+    on_token: Callable[[int], object] | None
+    stops: StopMatcher | None  # None: no stop sequences
+    stop_sequences: tuple[tuple[int, ...], ...]
+    arrival_step: int
+    order: int  # submission order, breaks ties between equal arrival steps
+    end: int  # len(tokens) at which the row stops: prompt + max_tokens (the engine's `_limit` hook)
+    stop_state: int = 0  # automaton node in `stops`
+    log_index: int = -1  # row in the event log's request table, set on arrival
+    slot: int | None = None
+    status: Status = Status.PENDING
+    cancel_requested: bool = False
+    finish_reason: FinishReason | None = field(default=None)
+
+    @property
+    def generated(self) -> int:
+        return len(self.tokens) - self.prompt_len
+
+    def check_stop(self, token: int, stop_token: int | None) -> tuple[FinishReason, int | None] | None:
+        """Why the row ends now that `token` was appended, or None if it goes on.
+
+        In the contract's order: the stop token, then a stop sequence (its index), then
+        `max_tokens`. The stop token is reported as sequence index -1.
+        """
+        if token == stop_token:
+            return FinishReason.STOP_TOKEN, -1
+        if self.stops is not None:
+            self.stop_state = self.stops.advance(self.stop_state, token)
+            matched = self.stops.matched(self.stop_state)
+            if matched != NO_MATCH:
+                return FinishReason.STOP_SEQUENCE, matched
+        if len(self.tokens) >= self.end:
+            return FinishReason.MAX_TOKENS, None
+        return None
+
+
+_last_compiled: list = [None, None, None]  # stops, matcher factory, automaton: the previous request's
+
+
+def _compiled(stops: tuple, matcher) -> StopMatcher:
+    """The automaton for `stops`, reused without hashing when a request repeats the previous stops."""
+    if stops is not _last_compiled[0] or matcher is not _last_compiled[1]:
+        _last_compiled[:] = [stops, matcher, matcher(stops)]
+    return _last_compiled[2]
+
+
+def new_sequence(
+    request_id,
+    prompt_tokens,
+    max_tokens,
+    callback,
+    stop_sequences,
+    on_token,
+    arrival_step,
+    *,
+    order: int,
+    now: int,
+    matcher=stop_matcher,
+    limit=lambda max_tokens, prompt_len: max_tokens,
+) -> Sequence:
+    """Check a submission's arguments (each error names its field) and build its state.
+
+    `limit(max_tokens, prompt_len)` is how many tokens the row may generate (the engine's hook).
+    """
+    prompt = check_tokens("prompt_tokens", prompt_tokens)
+    check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
+    check_callable("callback", callback)
+    check_callable("on_token", on_token)
+    stops = check_stop_sequences("stop_sequences", stop_sequences)
+    if arrival_step is not None:
+        check_int("arrival_step", arrival_step, minimum=0, maximum=MAX_ARRIVAL_STEP)
+    return Sequence(
+        request_id,
+        prompt,
+        len(prompt),
+        max_tokens,
+        callback,
+        on_token,
+        _compiled(stops, matcher) if stops else None,
+        stops,
+        arrival_step=max(arrival_step or 0, now),  # a past arrival step means "now"
+        order=order,
+        end=len(prompt) + limit(max_tokens, len(prompt)),
+    )

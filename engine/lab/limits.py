@@ -1,0 +1,104 @@
+"""The limits on the work that a file, a URL or a command line may start, and the estimate
+checked against them before anything runs.
+
+One shared server runs a whole class, so a run is estimated from its requests before it
+starts (its worst case: every request generates its whole `max_tokens`) and refused
+above these limits, with one line naming the field, its value and the limit. The same
+limits hold in the app, the CLI and `engine.scenario`'s loader; the README's "Limits"
+table lists them. The engine's own Python API is not limited: it runs what its caller asks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil
+
+from ..core.validation import MAX_ARRIVAL_STEP  # noqa: F401  (the engine's own bound, listed with the rest)
+
+MAX_FILE_BYTES = 5 * 1024 * 1024  # a scenario TOML or an event-log JSONL, read with this cap
+MAX_BATCH_SIZE = 256  # slots in a scenario or a loaded log (vLLM's default max_num_seqs)
+MAX_REQUESTS = 100_000  # requests in a scenario or a generated workload
+MAX_LENGTH = 65_536  # longest generated prompt or output length in a workload
+MAX_PROMPT_TOKENS = 2_000_000  # all prompts of one run together
+MAX_GENERATED_TOKENS = 2_000_000  # the most one run could generate
+MAX_STEPS = 2_000_000  # steps that do work (a model call, or requests finishing without one)
+MAX_MODEL_ROWS = 10_000_000  # rows sent to the model over a run, padded rows included
+MAX_EVENTS = 3_000_000  # events in one run's log (a JSONL download of that is ~250 MB)
+MAX_SCRIPTED_READS = 20_000_000  # prefix tokens a scripted model reads (it looks whole prefixes up)
+MAX_SAMPLING_DRAWS = 10_000_000  # random draws to generate a workload's output lengths
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """The worst case of one run, as counts."""
+
+    requests: int
+    prompt_tokens: int
+    generated_tokens: int  # every request runs to its max_tokens
+    steps: int
+    model_rows: int
+    events: int
+    scripted_reads: int = 0
+
+
+def worst_case(
+    budgets: list[int],
+    arrivals: list[int],
+    prompt_tokens: int,
+    batch_size: int,
+    *,
+    static: bool,
+    padded: bool,
+    faults: int = 0,
+) -> Work:
+    """Upper bounds for requests with these `max_tokens` and arrival steps.
+
+    Every step that does work emits a token or finishes a request, so steps <= tokens +
+    requests. After the last arrival, continuous batching keeps every slot busy while
+    anyone waits, then drains in at most the longest budget; static batching runs at most
+    one more batch than the queue holds, each as long as the longest budget.
+    """
+    n, total = len(budgets), sum(budgets)
+    longest, last_arrival = max(budgets, default=0), max(arrivals, default=0)
+    before = min(last_arrival, total + n)
+    drain = (ceil(n / batch_size) + 1) * longest if static else ceil(total / batch_size) + longest
+    steps = min(total + n, before + drain + 1) + faults
+    rows = batch_size * steps if padded else total + faults * batch_size
+    events = 4 * n + total + steps + faults
+    return Work(n, prompt_tokens, total, steps, rows, events)
+
+
+LIMITS = {  # Work field -> (limit, what it counts)
+    "requests": (MAX_REQUESTS, "requests"),
+    "prompt_tokens": (MAX_PROMPT_TOKENS, "prompt tokens"),
+    "generated_tokens": (MAX_GENERATED_TOKENS, "generated tokens"),
+    "steps": (MAX_STEPS, "steps"),
+    "model_rows": (MAX_MODEL_ROWS, "rows sent to the model"),
+    "events": (MAX_EVENTS, "events"),
+    "scripted_reads": (MAX_SCRIPTED_READS, "prefix tokens read by the scripted model"),
+}
+
+
+def first_excess(work: Work) -> tuple[str, int, int, str] | None:
+    """(Work field, value, limit, what it counts) of the first limit `work` exceeds, or None."""
+    for name, (limit, unit) in LIMITS.items():
+        value = getattr(work, name)
+        if value > limit:
+            return name, value, limit, unit
+    return None
+
+
+def read_capped(path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """A file's bytes, refusing one over `limit` without reading past it (`/dev/zero` included)."""
+    with open(path, "rb") as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path}: the file is larger than the limit of {limit / 2**20:g} MB")
+    return data
+
+
+def check_loaded_log(log) -> None:
+    """A loaded event log the lab can draw: at most MAX_BATCH_SIZE slots (ValueError naming line 1)."""
+    size = log.config.batch_size
+    if size > MAX_BATCH_SIZE:
+        raise ValueError(f"line 1: batch_size: the lab draws at most {MAX_BATCH_SIZE} slots, got {size}")

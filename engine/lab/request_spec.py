@@ -1,0 +1,25 @@
+"""One request of a scenario, written in its TOML or drawn by a generated workload.
+
+The engine's own records stay apart on purpose: `Request` is the seeds' public
+`generate()` input, `Sequence` a request's running state inside the engine, and
+`RequestInfo` what the event log keeps of it. A scenario's request also says when it
+arrives, when it is cancelled, whether it streams and (scripted model) what it generates.
+The checker's `CaseRequest` is apart too: it is sent to a user's code in a subprocess and
+validated against much tighter bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    request_id: str | None  # None: the engine names it (r0, r1, ...)
+    prompt: list[int]
+    max_tokens: int
+    stop_sequences: list[list[int]] | None = None
+    arrival_step: int | None = None
+    cancel_step: int | None = None  # cancelled before this step runs
+    stream: bool = False  # attach an on_token callback
+    script: list[int] | None = None  # scripted model: the continuation

@@ -1,0 +1,222 @@
+"""Scenarios: TOML walkthroughs a teacher can copy and edit without reading Python.
+
+A scenario holds a title and a lesson, the engine settings, the model (the built-in
+`SimulatedLLM`, or a `scripted` model that fixes each request's continuation), an
+optional vocabulary and per-step captions, and either an explicit `[[requests]]` list or
+a generated `[workload]`. `scenarios/README.md` documents every field. Loading checks
+every field; a bad file raises `ScenarioError` with one line naming the file and field.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from ..core.validation import INT64_MAX, INT64_MIN, parse_text
+from .limits import MAX_ARRIVAL_STEP, MAX_BATCH_SIZE, MAX_FILE_BYTES, MAX_LENGTH, MAX_REQUESTS, read_capped
+from .scenario_types import EngineConfig, ModelConfig, RequestSpec, Scenario, WorkloadConfig
+from .scenario_work import check_work
+from .toml_reader import ScenarioError, Table
+from .workload import ARRIVALS, DISTRIBUTIONS
+
+SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+INT_KEY = re.compile(r"-?[0-9]{1,19}")  # a [vocabulary] or [captions] key: an int64 written in quotes
+
+
+def list_scenarios(directory: Path = SCENARIO_DIR) -> list[Path]:
+    return sorted(directory.glob("*.toml"))
+
+
+def resolve_scenario(name_or_path: str | Path) -> Scenario:
+    """Load a scenario by path, or by the name of a built-in one (`part2-slot-refill`)."""
+    path = Path(name_or_path)
+    if not path.exists():
+        builtin = SCENARIO_DIR / f"{path.name.removesuffix('.toml')}.toml"
+        if path.parent == Path(".") and builtin.exists():
+            path = builtin
+        else:
+            names = ", ".join(p.stem for p in list_scenarios())
+            raise ScenarioError(f"{name_or_path}: no such scenario file (built-in scenarios: {names})")
+    return load_scenario(path)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate one scenario file; raises ScenarioError (one line) on any problem."""
+    path = Path(path)
+    try:
+        text = read_capped(path).decode("utf-8")
+    except ValueError as exc:  # over the size limit, or not UTF-8
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc).removeprefix(f"{path}: ")
+        raise ScenarioError(f"{path}: cannot read the file ({reason})") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    source = f"scenarios/{path.name}" if path.resolve().parent == SCENARIO_DIR else str(path)  # built-ins: short
+    return parse_scenario(text, source, name=path.stem)
+
+
+def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario") -> Scenario:
+    """Check every field, then the run's worst case against the limits (engine/limits.py)."""
+    if len(text) > MAX_FILE_BYTES:
+        raise ScenarioError(f"{source}: the text is larger than the limit of {MAX_FILE_BYTES / 2**20:g} MB")
+    try:
+        data = parse_text(tomllib.loads, text, tomllib.TOMLDecodeError)
+    except ValueError as exc:
+        raise ScenarioError(f"{source}: not valid TOML ({exc})") from None
+    top = Table(source, data)
+    title = top.str("title")
+    lesson = top.str("lesson", "")
+    engine = _engine(top.table("engine") or Table(source, {}, "engine"))
+    model = _model(top.table("model") or Table(source, {}, "model"), engine)
+    vocabulary = _int_keyed(top, "vocabulary", lambda t, k: t.str(k))
+    captions = _int_keyed(top, "captions", lambda t, k: t.str(k))
+    explicit = [_request(t, model) for t in top.tables("requests", MAX_REQUESTS)] if top.has("requests") else None
+    workload = _workload(top.table("workload")) if top.has("workload") else None
+    top.check_no_unknown_keys()
+    if (explicit is None) == (workload is None):
+        raise top.fail("requests", "give either [[requests]] or a [workload] table, not both or neither")
+    if explicit is not None and not explicit:
+        raise top.fail("requests", "must list at least one request")
+    if model.kind == "scripted" and explicit is None:
+        raise top.fail("model.kind", "'scripted' needs an explicit [[requests]] list with scripts")
+    _check_ids(top, explicit or [])
+    scenario = Scenario(
+        name,
+        source,
+        title,
+        lesson,
+        engine,
+        model,
+        tuple(explicit) if explicit else None,
+        workload,
+        vocabulary,
+        captions,
+    )
+    check_work(scenario)
+    return scenario
+
+
+def _engine(t: Table) -> EngineConfig:
+    config = EngineConfig(
+        batch_size=t.int("batch_size", 4, minimum=1, maximum=MAX_BATCH_SIZE),
+        stop_token=t.int("stop_token", None, minimum=INT64_MIN, maximum=INT64_MAX),
+        batching=t.str("batching", "continuous", choices=("continuous", "static")),
+        padded=t.bool("padded", False),
+    )
+    t.check_no_unknown_keys()
+    return config
+
+
+def _model(t: Table, engine: EngineConfig) -> ModelConfig:
+    kind = t.str("kind", "simulated", choices=("simulated", "scripted"))
+    config = ModelConfig(
+        kind=kind,
+        seed=t.int("seed", 0, minimum=INT64_MIN, maximum=INT64_MAX),
+        vocab_size=t.int("vocab_size", 1000, minimum=2, maximum=INT64_MAX),
+        eos_token=t.int(
+            "eos_token", engine.stop_token if engine.stop_token is not None else 0, minimum=INT64_MIN, maximum=INT64_MAX
+        ),
+        stop_chance=t.number("stop_chance", 0.1, maximum=1.0),
+        filler=t.int("filler", 1, minimum=INT64_MIN, maximum=INT64_MAX),
+        fail_calls=tuple(t.tokens("fail_calls", [])),
+    )
+    if any(call < 0 for call in config.fail_calls):
+        raise t.fail("fail_calls", "must list model-call numbers ≥ 0", list(config.fail_calls))
+    t.check_no_unknown_keys()
+    return config
+
+
+def _request(t: Table, model: ModelConfig) -> RequestSpec:
+    request_id = t.raw("id", None)
+    if request_id is not None and not isinstance(request_id, str):
+        raise t.fail("id", "must be a string", request_id)
+    spec = RequestSpec(
+        request_id=request_id,
+        prompt=t.tokens("prompt"),
+        max_tokens=t.int("max_tokens", minimum=0),  # the work check (engine/limits.py) bounds it
+        stop_sequences=t.stop_sequences("stop_sequences"),
+        arrival_step=t.int("arrival_step", None, minimum=0, maximum=MAX_ARRIVAL_STEP),
+        cancel_step=t.int("cancel_step", None, minimum=0, maximum=MAX_ARRIVAL_STEP),
+        stream=t.bool("stream", False),
+        script=t.tokens("script") if model.kind == "scripted" else None,
+    )
+    if model.kind != "scripted" and t.has("script"):
+        raise t.fail("script", "is only used with [model] kind = 'scripted'")
+    t.check_no_unknown_keys()
+    return spec
+
+
+def _workload(t: Table) -> WorkloadConfig:
+    length = t.raw("prompt_len", 16)
+    if type(length) is int:
+        length = [length, length]
+    if not (
+        isinstance(length, list)
+        and len(length) == 2
+        and all(type(n) is int for n in length)
+        and 0 <= length[0] <= length[1] <= MAX_LENGTH
+    ):
+        raise t.fail("prompt_len", f"must be an integer 0..{MAX_LENGTH} or a range [min, max]", length)
+    output, arrival = t.table("output", required=True), t.table("arrival") or Table(t.source, {}, t.where("arrival"))
+    config = WorkloadConfig(
+        count=t.int("count", minimum=1, maximum=MAX_REQUESTS),
+        prompt_len=(length[0], length[1]),
+        seed=t.int("seed", 0, minimum=INT64_MIN, maximum=INT64_MAX),
+        output=_choice_with_params(output, "distribution", DISTRIBUTIONS),
+        arrival=_choice_with_params(arrival, "process", ARRIVALS, default="burst"),
+        stop_sequences=t.stop_sequences("stop_sequences"),
+    )
+    t.check_no_unknown_keys()
+    params = config.output[1]
+    if config.output[0] == "uniform" and params["min"] > params["max"]:
+        raise output.fail("min", f"must be ≤ max ({params['max']})", params["min"])
+    return config
+
+
+def _choice_with_params(t: Table, key: str, choices: dict, default: object = ...) -> tuple[str, dict]:
+    """A `{key = name, param = number...}` table, such as an output-length distribution."""
+    name = t.str(key, default, choices=tuple(choices))
+    params = {}
+    for param in choices[name]:
+        if param == "rate":
+            params[param] = t.number(param, minimum=1e-9)
+        else:
+            params[param] = t.int(param, minimum=1, maximum=MAX_LENGTH)
+    t.check_no_unknown_keys()
+    return name, params
+
+
+def _int_keyed(top: Table, key: str, read) -> dict[int, str]:
+    t = top.table(key)
+    if t is None:
+        return {}
+    out = {}
+    for k in list(t.data):
+        if not INT_KEY.fullmatch(k) or not INT64_MIN <= int(k) <= INT64_MAX:
+            raise t.fail(k, 'keys must be integers (write them in quotes, e.g. "7" = "the")')
+        out[int(k)] = read(t, k)
+    return out
+
+
+def _check_ids(top: Table, requests: list[RequestSpec]) -> None:
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(requests):
+        if spec.request_id is None:
+            continue
+        if spec.request_id in seen:
+            raise top.fail(f"requests[{i}].id", f"repeats requests[{seen[spec.request_id]}].id", spec.request_id)
+        seen[spec.request_id] = i
+
+
+__all__ = [
+    "EngineConfig",
+    "ModelConfig",
+    "RequestSpec",
+    "Scenario",
+    "ScenarioError",
+    "WorkloadConfig",
+    "list_scenarios",
+    "load_scenario",
+    "parse_scenario",
+    "resolve_scenario",
+]

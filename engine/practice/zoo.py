@@ -1,0 +1,143 @@
+"""The bug zoo: classic continuous-batching mistakes, each a one-switch variant of the engine.
+
+Every class here is the project's own `BatchInferenceEngine` with exactly one hook
+overridden (see `engine/core/hooks.py`), so the checker must catch it and the app can show
+its grid beside the correct one. `BUGS` holds the plain-words explanation of each: what
+goes wrong, why, and how to avoid it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.engine import BatchInferenceEngine
+from ..core.request import FinishReason, Sequence
+
+
+class CrossedResults(BatchInferenceEngine):
+    """Maps the model's answers back in submission order instead of the order the rows were sent."""
+
+    def _answer_order(self, rows: list[Sequence]) -> list[Sequence]:
+        return sorted(rows, key=lambda seq: seq.order)
+
+
+class LeakyStopState(BatchInferenceEngine):
+    """Keeps the stop-matching tail per slot, so the next request in the slot inherits it."""
+
+    def _stop_state_at_admission(self, seq: Sequence, previous: Sequence | None) -> int:
+        state = 0
+        if seq.stops is not None and previous is not None:
+            for token in previous.tokens[previous.prompt_len :][-8:]:  # the slot's tail buffer, never reset
+                state = seq.stops.advance(state, token)
+        return state
+
+
+class TrimmedStopToken(BatchInferenceEngine):
+    """Drops the stop token from the delivered output."""
+
+    def _delivered(self, seq: Sequence) -> list[int]:
+        return seq.tokens[:-1] if seq.finish_reason is FinishReason.STOP_TOKEN else seq.tokens
+
+
+class IdleFreedSlot(BatchInferenceEngine):
+    """Frees a finished row's slot only after the next step's admissions: it sits idle a step."""
+
+    def _returns_slot_at_once(self) -> bool:
+        return False
+
+
+class NaiveStopMatcher:
+    """Compares the output with each stop sequence and starts over on a mismatch (misses overlaps)."""
+
+    def __init__(self, sequences: tuple[tuple[int, ...], ...]):
+        self.sequences = sequences
+
+    def advance(self, state: tuple[int, ...] | int, token: int) -> tuple[int, ...]:
+        progress = state or (0,) * len(self.sequences)
+        return tuple(
+            done + 1 if sequence[done] == token else int(sequence[0] == token)
+            for sequence, done in zip(self.sequences, progress)
+        )
+
+    def matched(self, state: tuple[int, ...]) -> int:
+        return next((i for i, (s, done) in enumerate(zip(self.sequences, state)) if done == len(s)), -1)
+
+
+class NaiveStopMatching(BatchInferenceEngine):
+    """Matches stop sequences with the naive matcher above instead of the Aho-Corasick automaton."""
+
+    _matcher = NaiveStopMatcher
+
+
+class MaxTokensCountsPrompt(BatchInferenceEngine):
+    """Stops when prompt + generated reaches max_tokens, instead of generated alone."""
+
+    def _limit(self, max_tokens: int, prompt_len: int) -> int:
+        return max(max_tokens - prompt_len, 1)
+
+
+class StaticInsteadOfContinuous(BatchInferenceEngine):
+    """Waits for the whole batch to finish before admitting anyone: static batching."""
+
+    def _may_admit(self, running: int) -> bool:
+        return running == 0
+
+
+@dataclass(frozen=True)
+class Bug:
+    engine: type[BatchInferenceEngine]
+    title: str
+    why: str  # what happens and why
+    avoid: str  # how to avoid it
+
+
+BUGS = {
+    "crossed-results": Bug(
+        CrossedResults,
+        "Results crossed after a refill",
+        "After a refill, the rows are sent in slot order but the answers are mapped back in submission order, so a "
+        "request admitted into a lower slot swaps tokens with its neighbour.",
+        "Build the batch from the slot table each step and zip the answers with exactly that list of rows.",
+    ),
+    "leaky-stop-state": Bug(
+        LeakyStopState,
+        "Stop-matching state leaks into the next request",
+        "The tail buffer used to match stop sequences belongs to the slot, not the request, so a new request starts "
+        "with the old one's last tokens and can 'complete' a stop sequence it never generated.",
+        "Keep every piece of per-request state (tokens, budget, stop tail, KV cache) on the request; reset on admit.",
+    ),
+    "trimmed-stop-token": Bug(
+        TrimmedStopToken,
+        "The stop token is trimmed from the output",
+        "The callback receives the sequence without its final stop token; the contract delivers it (5, 5, 0 is "
+        "delivered as [..., 5, 5, 0]).",
+        "Append the token first, then check termination, and deliver the row as it is.",
+    ),
+    "idle-freed-slot": Bug(
+        IdleFreedSlot,
+        "A freed slot sits idle for a step",
+        "Slots freed at the end of a step are only returned after the next step's admissions, so one model call runs "
+        "with an empty slot while requests wait.",
+        "Evict finished rows before the next admission: refill, then call the model, then evict.",
+    ),
+    "naive-stop-matcher": Bug(
+        NaiveStopMatching,
+        "A naive stop matcher misses overlapping matches",
+        "On a mismatch the matcher starts over instead of falling back to the longest suffix that is still a "
+        "prefix, so stop [1, 1, 2] is missed in 1, 1, 1, 2.",
+        "Match with an Aho-Corasick automaton (or KMP failure links), or compare the tail with each sequence.",
+    ),
+    "max-tokens-counts-prompt": Bug(
+        MaxTokensCountsPrompt,
+        "max_tokens counts the prompt",
+        "The budget is compared with prompt + generated tokens, so requests with long prompts stop early.",
+        "Count generated tokens only: stop when len(tokens) - len(prompt) reaches max_tokens.",
+    ),
+    "static-batching": Bug(
+        StaticInsteadOfContinuous,
+        "Static batching where continuous was meant",
+        "New requests are admitted only when every slot is empty, so finished rows leave their slots idle while the "
+        "queue waits.",
+        "After every step, refill each free slot from the queue (lowest slot first), not only an empty batch.",
+    ),
+}
