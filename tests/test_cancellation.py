@@ -3,6 +3,8 @@
 import pytest
 
 from engine import EventLog, ModelError
+from engine.lab.scenario import parse_scenario
+from engine.lab.simulate import simulate
 from tests.helpers import (
     FlakyModel,
     ScriptModel,
@@ -166,3 +168,13 @@ def test_fault_then_cancel_of_the_admitted_row_then_resume_replays_consistently(
     assert admits(engine) == [(0, 0, "A"), (1, 0, "B"), (1, 0, "C")]
     assert_replay_matches(engine, snaps)
     assert EventLog.from_jsonl(engine.event_log.to_jsonl()) == engine.event_log
+
+
+def test_a_cancel_before_a_later_arrival_happens_before_admission():
+    log = simulate(
+        parse_scenario(
+            'title = "t"\n[model]\nstop_chance = 0.0\n[[requests]]\nprompt = [1]\n'
+            "max_tokens = 3\narrival_step = 10\ncancel_step = 5\n"
+        )
+    )
+    assert [(e.step, e.kind, e.reason) for e in log] == [(5, "arrive", None), (5, "evict", "cancelled")]

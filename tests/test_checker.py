@@ -151,3 +151,9 @@ def test_every_zoo_bug_is_the_engine_with_exactly_one_hook_overridden(name):
     assert engine.__bases__ == (BatchInferenceEngine,)
     own = {attribute for attribute in vars(engine) if attribute not in ("__module__", "__doc__", "__qualname__")}
     assert len(own) == 1 and own <= set(HOOKS), own
+
+
+def test_a_correct_solution_using_numpy_passes_the_checker():
+    pytest.importorskip("numpy")
+    report = check("tests/solutions/numpy_rows.py")
+    assert report.exit_status == 0, [f.message for r in report.failed for f in r.findings]

@@ -95,3 +95,17 @@ def test_long_runs_report_progress_on_stderr():
     assert "anyscale-cap32: step 2,000" not in result.stderr  # 507 steps: too short to report
     result = run_cli("run", "--requests", "2000", "--batch-size", "2", "--max-tokens", "8")
     assert "generated: step 2,000, " in result.stderr
+
+
+def test_compare_with_no_generated_tokens_does_not_crash(tmp_path):
+    scenario = tmp_path / "zero.toml"
+    scenario.write_text('title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = 0\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "compare", str(scenario)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "continuous / static throughput (ragged): - (no tokens were generated)"
+    bad = subprocess.run(
+        [sys.executable, "-m", "engine", "run", "--requests", "0"], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and "must be an integer from 1 to 100,000, got '0'" in bad.stderr

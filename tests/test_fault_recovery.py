@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine import BatchInferenceEngine, CallbackError, ModelError
-from tests.helpers import FlakyModel, ScriptModel, events, evict_reasons, filler_model, recording_engine
+from tests.helpers import FlakyModel, HashModel, ScriptModel, events, evict_reasons, filler_model, recording_engine
 
 SCRIPTS = {(1,): [5, 5, 6, 9], (2,): [8], (3,): [0], (4,): [4, 4]}
 
@@ -119,3 +119,13 @@ def test_raising_on_token_is_logged_at_every_step_and_generation_goes_on():
     assert rec.results == {"A": [1, 3, 4, 5]}
     assert rec.calls == {"A": 1}
     assert [(e.step, e.request_id) for e in events(engine, "error")] == [(0, "A"), (1, "A"), (2, "A")]
+
+
+def test_run_keeps_callback_failures_across_a_model_fault():
+    engine = BatchInferenceEngine(FlakyModel(HashModel(), {1: "raise"}), 2, None)
+    engine.submit_request([1], 1, lambda tokens: 1 / 0)
+    engine.submit_request([2], 3)
+    with pytest.raises(ModelError):
+        engine.run()
+    with pytest.raises(CallbackError, match=r"^1 callback\(s\) raised: r0 \(ZeroDivisionError"):
+        engine.run()

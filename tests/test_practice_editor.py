@@ -1,10 +1,14 @@
 """The opt-in editor: pasted code sees a scrubbed environment, and a file it forges is one st.error."""
 
 import json
+import os
 import pathlib
+import subprocess
+import time
 
 from streamlit.testing.v1 import AppTest
 
+import ui.practice
 from engine.practice.checker.resources import THREAD_VARIABLES
 from ui.practice import ALLOW_CODE, ROOT
 
@@ -45,3 +49,22 @@ def test_a_checker_log_forged_by_the_pasted_code_is_one_error(monkeypatch):
     app = check_in_editor(monkeypatch, forge + CORRECT)
     assert not app.exception
     assert [e.value for e in app.error] == ["the checker case in this log: batch_size: missing"]
+
+
+def test_the_editor_stops_the_checker_and_its_worker_on_timeout(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(ui.practice.ALLOW_CODE, "1")
+    monkeypatch.setattr(ui.practice, "EDITOR_TIMEOUT", 2)
+    app = AppTest.from_file(os.path.join(os.path.dirname(__file__), "..", "app.py"), default_timeout=60)
+    app.query_params["tab"] = "Practice"
+    app.run()
+    hangs = pathlib.Path(__file__).parent / "solutions" / "hangs.py"
+    app.text_area(key="solution_code").input(hangs.read_text()).run()
+    app.button(key="run_check").click().run()
+    assert app.error[0].value == "The check did not finish within 2 s."
+    time.sleep(0.5)
+    left = subprocess.run(
+        ["pgrep", "-f", "engine.practice.checker.worker .*solution.py"], capture_output=True, text=True
+    )
+    assert left.stdout == ""

@@ -124,3 +124,17 @@ def test_missing_or_unreadable_files_are_one_line_errors(tmp_path):
 
 def test_builtin_names_resolve_with_or_without_suffix():
     assert resolve_scenario("part2-slot-refill").title == resolve_scenario("part2-slot-refill.toml").title
+
+
+def test_model_tokens_out_of_64_bits_are_refused_when_loading():
+    with pytest.raises(ScenarioError, match=r"^x.toml: model.eos_token: must be an integer"):
+        parse_scenario(
+            'title = "t"\n[model]\neos_token = 18446744073709551616\n[[requests]]\nprompt = [1]\nmax_tokens = 1\n',
+            "x.toml",
+        )
+    with pytest.raises(ScenarioError, match=r"prompt_len: must be an integer 0..65536"):
+        parse_scenario(
+            'title = "t"\n[workload]\ncount = 1\nprompt_len = 100000000\n[workload.output]\n'
+            'distribution = "fixed"\nvalue = 1\n',
+            "x.toml",
+        )

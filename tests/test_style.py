@@ -1,5 +1,7 @@
-"""The codebase stays ruff clean, and the engine never imports a UI library."""
+"""The codebase stays ruff clean, every module says what it is for, and imports go down the layers:
+core <- analysis <- lab <- practice <- the front ends (cli/, ui/, app.py)."""
 
+import ast
 import pathlib
 import shutil
 import subprocess
@@ -7,6 +9,36 @@ import subprocess
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGES = ("engine", "cli", "ui")
+LAYERS = ["engine.core", "engine.analysis", "engine.lab", "engine.practice", "cli", "ui"]  # lowest first
+
+
+def modules() -> list[pathlib.Path]:
+    return sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py"))
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: pathlib.Path) -> set[str]:
+    """Absolute names of the project modules `path` imports (relative imports resolved)."""
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            names.add(".".join([*base, *(node.module.split(".") if node.module else [])]))
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return {name for name in names if name.split(".")[0] in PACKAGES}
+
+
+def layer(name: str) -> int | None:
+    return next((i for i, prefix in enumerate(LAYERS) if name == prefix or name.startswith(prefix + ".")), None)
 
 
 def test_ruff_reports_nothing():
@@ -17,8 +49,23 @@ def test_ruff_reports_nothing():
     assert result.returncode == 0, result.stdout
 
 
-def test_engine_imports_no_ui_library():
-    for path in (ROOT / "engine").glob("*.py"):
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_module_has_a_docstring(path):
+    assert ast.get_docstring(ast.parse(path.read_text())), path
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_go_down_the_layers(path):
+    if path == ROOT / "engine" / "__main__.py":  # `python -m engine` launches the CLI's front end
+        return
+    here = layer(module_name(path))
+    for name in imported(path):
+        there = layer(name)
+        assert here is None or there is None or there <= here, f"{module_name(path)} imports {name}"
+
+
+def test_the_engine_imports_no_ui_library():
+    for path in (ROOT / "engine").rglob("*.py"):
         text = path.read_text()
         for library in ("streamlit", "plotly"):
-            assert f"import {library}" not in text and f"from {library}" not in text, path.name
+            assert f"import {library}" not in text and f"from {library}" not in text, path

@@ -6,7 +6,16 @@ from engine.lab.scenario import SCENARIO_DIR, resolve_scenario
 from engine.lab.simulate import simulate
 from tests.helpers import Upload
 from ui.batch_view import batch_view
-from ui.runs import MAX_UPLOAD_BYTES, Overrides, UserError, apply_overrides, load, parse_stop_sequences
+from ui.controls import scenario_defaults
+from ui.runs import (
+    MAX_UPLOAD_BYTES,
+    Overrides,
+    UserError,
+    apply_overrides,
+    load,
+    parse_stop_sequences,
+    uploaded_scenario,
+)
 
 
 def test_stop_sequence_text_parses_and_reports_the_bad_part():
@@ -87,3 +96,13 @@ def test_grid_codes_mark_padded_rows_and_the_batch_view_counts_padding():
     ]
     ragged = batch_view(load("padded-vs-ragged", None, Overrides(padded=False)).replay, 3)
     assert ragged.caption() == "Ragged batch: 1 row of length 4; nothing is padded."
+
+
+def test_an_uploaded_scenario_starts_from_its_own_settings():
+    text = (
+        b'title = "t"\n[engine]\nbatch_size = 8\nbatching = "static"\npadded = true\n'
+        b"[[requests]]\nprompt = [1]\nmax_tokens = 2\n"
+    )
+    defaults = scenario_defaults(uploaded_scenario(Upload("mine.toml", text)))
+    assert (defaults["batch_size"], defaults["batching"], defaults["padded"]) == (8, "static", True)
+    assert uploaded_scenario(Upload("bad.toml", b"title = ")) is None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
+from typing import NamedTuple
 
 from .config import EngineConfig
 from .errors import CallbackError, ModelError
@@ -31,6 +32,7 @@ from .events import NONE, EventKind, RequestInfo
 from .hooks import EngineHooks
 from .model_call import call_model
 from .models import model_caller
+from .outbox import Outbox
 from .request import FinishReason, Sequence, Status, new_sequence
 from .scheduler import Scheduler
 from .validation import MAX_ENGINE_BATCH_SIZE, MAX_STEP, check_bool, check_choice, check_int, check_token
@@ -48,14 +50,12 @@ class BatchInferenceEngine(EngineHooks):
         self.model = model
         self._call = model_caller(model, padded)
         self.config = EngineConfig(batch_size, stop_token, batching, padded)
-        self.batch_size, self.stop_token, self.batching, self.padded = batch_size, stop_token, batching, padded
         self.event_log = EventLog(self.config)
         self._scheduler = Scheduler(batch_size)
         self._live: dict[str, Sequence] = {}  # submitted, not yet finished
         self._submitted = 0
         self._cancelled: deque[Sequence] = deque()  # cancel() was called; takes effect at the next step
-        self._outbox: deque[tuple[Sequence, object, object, int]] = deque()  # (seq, function, value, step)
-        self._unreported: list[tuple[str, BaseException]] = []  # callback failures not yet raised
+        self._outbox = Outbox(self.event_log)  # callbacks waiting to run
         self._in_step = False
         self._streams = 0  # SPEED: unfinished requests with an on_token callback (0: skip the loop)
         self._batch_version, self._batch_cache = -1, None  # SPEED: the batch view, see _build_batch
@@ -65,6 +65,11 @@ class BatchInferenceEngine(EngineHooks):
     def from_config(cls, model, config: EngineConfig) -> BatchInferenceEngine:
         """An engine with the settings of one `EngineConfig` (a scenario's `[engine]` table)."""
         return cls(model, config.batch_size, config.stop_token, batching=config.batching, padded=config.padded)
+
+    batch_size = property(lambda self: self.config.batch_size)
+    stop_token = property(lambda self: self.config.stop_token)
+    batching = property(lambda self: self.config.batching)
+    padded = property(lambda self: self.config.padded)
 
     # -- the seeds' API ----------------------------------------------------------------
     def submit_request(
@@ -146,7 +151,7 @@ class BatchInferenceEngine(EngineHooks):
             except CallbackError as exc:
                 failures.extend(exc.failures)
             except ModelError:
-                self._unreported[:0] = failures  # reported by the run that resumes
+                self._outbox.failures[:0] = failures  # reported by the run that resumes
                 raise
         if failures:
             raise CallbackError(failures)
@@ -187,26 +192,30 @@ class BatchInferenceEngine(EngineHooks):
             return False
         self._in_step = True
         try:
-            self._deliver()  # what an interrupted step left undelivered
+            self._outbox.deliver()  # what an interrupted step left undelivered
             if self._live:
-                self.clock = self.next_step  # idle until the next arrival
-                if self.clock >= MAX_STEP:
-                    raise OverflowError(f"step: {self.clock:,} is the event log's last step number")
-                self._take_arrivals_and_cancellations()
-                self._admit()
-                if self._scheduler.num_running:
-                    rows, prefixes, slots, requests = self._build_batch()
-                    tokens = self._call_model(rows, prefixes)
-                    finished = self._postprocess(rows, tokens, prefixes, slots, requests)
-                    self._evict(finished)
-                self.clock += 1
-                self._deliver()
+                self._step()
         finally:
             self._in_step = False
-        if self._unreported:  # includes failures of a step whose model call then failed
-            failures, self._unreported = self._unreported, []
+        failures = self._outbox.take_failures()  # includes those of a step whose model call then failed
+        if failures:
             raise CallbackError(failures)
         return True
+
+    def _step(self) -> None:
+        """One step, in the contract's order."""
+        self.clock = self.next_step  # idle until the next arrival
+        if self.clock >= MAX_STEP:
+            raise OverflowError(f"step: {self.clock:,} is the event log's last step number")
+        self._take_arrivals_and_cancellations()  # 1
+        self._admit()  # 2
+        if self._scheduler.num_running:
+            batch = self._build_batch()  # 3
+            tokens = self._call_model(batch)  # 4
+            finished = self._postprocess(batch, tokens)  # 5
+            self._evict(finished)  # 6
+        self.clock += 1
+        self._outbox.deliver()  # 6: the step's callbacks, now that its state is complete
 
     def _take_arrivals_and_cancellations(self) -> None:
         """Phase 1: cancellations take effect, then arrivals join the queue."""
@@ -217,7 +226,7 @@ class BatchInferenceEngine(EngineHooks):
                 self._finish(seq, FinishReason.MAX_TOKENS)  # needs no slot
             else:
                 self._scheduler.enqueue(seq)
-        self._deliver()
+        self._outbox.deliver()
         self._apply_cancellations()  # a callback above may have cancelled a waiting request
 
     def _apply_cancellations(self) -> None:
@@ -229,7 +238,7 @@ class BatchInferenceEngine(EngineHooks):
                 if seq.status is Status.PENDING:  # cancelled before it arrived
                     self._arrive(seq)
                 self._finish(seq, FinishReason.CANCELLED)
-            self._deliver()  # a cancelled request's callback may cancel another
+            self._outbox.deliver()  # a cancelled request's callback may cancel another
 
     def _arrive(self, seq: Sequence) -> None:
         info = RequestInfo(seq.request_id, tuple(seq.tokens[: seq.prompt_len]), seq.max_tokens, seq.stop_sequences)
@@ -245,8 +254,8 @@ class BatchInferenceEngine(EngineHooks):
             seq.stop_state = self._stop_state_at_admission(seq, scheduler.previous[seq.slot])
         scheduler.return_held_slots()
 
-    def _build_batch(self) -> tuple[list[Sequence], list[list[int]], array, array]:
-        """Phase 3: the rows in slot order, their token lists, slot ids and event-log indices.
+    def _build_batch(self) -> Batch:
+        """Phase 3: the rows in slot order, with their token lists, slot ids and event-log indices.
 
         SPEED: rebuilt only when a slot was taken or freed since the last step.
         """
@@ -256,37 +265,37 @@ class BatchInferenceEngine(EngineHooks):
             self._batch_version = scheduler.version
         return self._batch_cache
 
-    def _call_model(self, rows: list[Sequence], prefixes: list[list[int]]) -> array:
+    def _call_model(self, batch: Batch) -> array:
         """Phase 4: one model call; a fault changes no row and raises ModelError."""
-        step, log = self.clock, self.event_log
+        step, log, rows = self.clock, self.event_log, batch.rows
         try:
-            tokens = call_model(self._call, step, self._scheduler.slots, rows, prefixes, self.padded)
+            tokens = call_model(self._call, step, self._scheduler.slots, rows, batch.prefixes, self.padded)
         except Exception as exc:
             log.error(step, NONE, NONE, str(exc))
             raise
         log.model_call(step, self.batch_size if self.padded else len(rows), self._scheduler.active_mask)
         return tokens
 
-    def _postprocess(self, rows, tokens: array, prefixes, slots, requests) -> list[tuple[Sequence, FinishReason]]:
+    def _postprocess(self, batch: Batch, tokens: array) -> list[tuple[Sequence, FinishReason]]:
         """Phase 5: append each row's token and check termination; returns the finished rows.
 
         SPEED: the emit events of the whole step are written column by column.
         """
-        ordered = self._answer_order(rows)
-        if ordered is not rows:
-            rows, prefixes, slots, requests = _row_view(ordered)
-        finished, stop_token = [], self.stop_token
-        for seq, token in zip(rows, tokens.tolist()):
+        ordered = self._answer_order(batch.rows)
+        if ordered is not batch.rows:
+            batch = _row_view(ordered)
+        finished, stop_token, answers = [], self.stop_token, tokens.tolist()
+        for seq, token in zip(batch.rows, answers):
             seq.tokens.append(token)
             end = seq.check_stop(token, stop_token)
             if end is not None:
                 finished.append((seq, *end))
         log, step = self.event_log, self.clock
-        log.emits(step, slots, requests, tokens, map(len, prefixes))
+        log.emits(step, batch.slots, batch.requests, tokens, map(len, batch.prefixes))
         if self._streams:
-            for seq, token in zip(rows, tokens.tolist()):
+            for seq, token in zip(batch.rows, answers):
                 if seq.on_token is not None:
-                    self._outbox.append((seq, seq.on_token, token, step))
+                    self._outbox.put(seq, seq.on_token, token, step)
         for seq, _, matched in finished:
             if matched is not None:
                 log.append(step, EventKind.STOP_MATCH, seq.slot, seq.log_index, matched)
@@ -306,27 +315,20 @@ class BatchInferenceEngine(EngineHooks):
         self._scheduler.finished(seq, hold_slot=not self._returns_slot_at_once())
         del self._live[seq.request_id]
         if seq.callback is not None:
-            self._outbox.append((seq, seq.callback, self._delivered(seq), self.clock))
-
-    def _deliver(self) -> None:
-        """Run the queued callbacks in order; each is taken off the queue before it runs."""
-        while self._outbox:
-            seq, function, value, step = self._outbox.popleft()
-            try:
-                function(value)
-            except BaseException as exc:
-                what = "callback" if function is seq.callback else "on_token"
-                slot = NONE if seq.slot is None else seq.slot
-                message = f"{what} of request {seq.request_id} raised {type(exc).__name__}: {exc}"
-                self.event_log.error(step, slot, seq.log_index, message)
-                if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: stop now, resume later
-                    raise
-                self._unreported.append((seq.request_id, exc))
+            self._outbox.put(seq, seq.callback, self._delivered(seq), self.clock)
 
 
-def _row_view(rows: list[Sequence]) -> tuple[list[Sequence], list[list[int]], array, array]:
-    """Rows with their token lists (the ragged batch), slot ids and event-log indices."""
-    return (
+class Batch(NamedTuple):
+    """The rows of one model call, in slot order."""
+
+    rows: list[Sequence]
+    prefixes: list[list[int]]  # each row's token list: the ragged batch, as the model gets it
+    slots: array  # slot ids
+    requests: array  # the rows' indices in the event log's request table
+
+
+def _row_view(rows: list[Sequence]) -> Batch:
+    return Batch(
         rows,
         [seq.tokens for seq in rows],
         array("i", [seq.slot for seq in rows]),

@@ -91,16 +91,6 @@ class Sequence:
         return None
 
 
-_last_compiled: list = [None, None, None]  # stops, matcher factory, automaton: the previous request's
-
-
-def _compiled(stops: tuple, matcher) -> StopMatcher:
-    """The automaton for `stops`, reused without hashing when a request repeats the previous stops."""
-    if stops is not _last_compiled[0] or matcher is not _last_compiled[1]:
-        _last_compiled[:] = [stops, matcher, matcher(stops)]
-    return _last_compiled[2]
-
-
 def new_sequence(
     request_id,
     prompt_tokens,
@@ -133,7 +123,7 @@ def new_sequence(
         max_tokens,
         callback,
         on_token,
-        _compiled(stops, matcher) if stops else None,
+        matcher(stops) if stops else None,
         stops,
         arrival_step=max(arrival_step or 0, now),  # a past arrival step means "now"
         order=order,

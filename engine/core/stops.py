@@ -21,12 +21,12 @@ NO_MATCH = -1
 class StopMatcher:
     """An immutable automaton for one list of stop sequences; share it freely."""
 
-    __slots__ = ("sequences", "_goto", "_fail", "match")
+    __slots__ = ("sequences", "_goto", "_fail", "_match")
 
     def __init__(self, sequences: tuple[tuple[int, ...], ...]):
         self.sequences = sequences
         self._goto: list[dict[int, int]] = [{}]
-        self.match: list[int] = [NO_MATCH]
+        self._match: list[int] = [NO_MATCH]
         for index, sequence in enumerate(sequences):
             node = 0
             for token in sequence:
@@ -35,10 +35,10 @@ class StopMatcher:
                     nxt = len(self._goto)
                     self._goto[node][token] = nxt
                     self._goto.append({})
-                    self.match.append(NO_MATCH)
+                    self._match.append(NO_MATCH)
                 node = nxt
-            if self.match[node] == NO_MATCH:
-                self.match[node] = index
+            if self._match[node] == NO_MATCH:
+                self._match[node] = index
         self._fail = [0] * len(self._goto)
         self._link_failures()
 
@@ -50,9 +50,9 @@ class StopMatcher:
             for token, child in self._goto[node].items():
                 queue.append(child)
                 self._fail[child] = self.advance(self._fail[node], token)
-                inherited = self.match[self._fail[child]]
-                if inherited != NO_MATCH and (self.match[child] == NO_MATCH or inherited < self.match[child]):
-                    self.match[child] = inherited
+                inherited = self._match[self._fail[child]]
+                if inherited != NO_MATCH and (self._match[child] == NO_MATCH or inherited < self._match[child]):
+                    self._match[child] = inherited
 
     def advance(self, state: int, token: int) -> int:
         """The state after `token`; amortised O(1) over a stream of tokens."""
@@ -66,8 +66,8 @@ class StopMatcher:
             state = fail[state]
 
     def matched(self, state: int) -> int:
-        """Index of the (earliest-listed) sequence completed at `state`, or NO_MATCH (also `match[state]`)."""
-        return self.match[state]
+        """Index of the (earliest-listed) sequence completed at `state`, or NO_MATCH."""
+        return self._match[state]
 
 
 @lru_cache(maxsize=1024)
