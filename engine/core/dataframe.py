@@ -1,17 +1,15 @@
-"""The event log as a pandas DataFrame, built column by column (no per-event objects)."""
+"""The event log as a pandas DataFrame, built column by column (no per-event objects).
+
+`log` below is an `EventLog`, which imports this module when a DataFrame is asked for.
+"""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from .events import NONE, EventKind, mask_tuple
 from .request import FinishReason
-
-if TYPE_CHECKING:  # annotations only: the log imports this module, not the other way round
-    from .event_log import EventLog
 
 COLUMNS = [
     "step",
@@ -51,7 +49,7 @@ def _column(values, dtype, rows: np.ndarray | None) -> np.ndarray:
     return column if rows is None else column[rows]
 
 
-def events_frame(log: EventLog, rows: np.ndarray | None = None) -> pd.DataFrame:
+def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
     """One row per event (or per event index in `rows`, in that order)."""
     step = _column(log.step, np.int32, rows).astype(np.int64)
     kind = _column(log.kind, np.int8, rows)

@@ -4,6 +4,9 @@ A loaded file may come from a user's upload, so every problem is reported as a
 `ValueError` naming the line and the reason, never as a crash deeper down: fields are
 checked for type and range (everything must fit the log's columns), and the events must
 tell a possible story (`_Structure`), so whatever loads also replays.
+
+`log` below is an `EventLog`; this module never imports that class (the log imports
+this module, and `EventLog.from_jsonl` passes its class in), so the two stay one-way.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict
-from typing import TYPE_CHECKING
 
 from .config import EngineConfig
 from .events import FORMAT, KIND_BY_LABEL, NONE, REASON_BY_LABEL, VERSION, EventKind, RequestInfo, mask_bits
@@ -32,14 +34,11 @@ from .validation import (
     shorten,
 )
 
-if TYPE_CHECKING:  # for annotations only: the log's class is passed in, so this module never imports it
-    from .event_log import EventLog
-
 WORD_KEY = re.compile(r"-?[0-9]{1,19}")  # a vocabulary key: a token id, as JSON object keys are strings
 MAX_WORD = 200  # characters in one vocabulary word
 
 
-def event_records(log: EventLog):
+def event_records(log):
     """Yield one dict per event, with the request table's fields on `arrive` events."""
     for i, event in enumerate(log):
         record = {name: getattr(event, name) for name in event.__slots__}
@@ -62,7 +61,7 @@ def _compact(record: dict) -> dict:
     return out
 
 
-def dump_jsonl(log: EventLog) -> str:
+def dump_jsonl(log) -> str:
     header = {"format": FORMAT, "version": VERSION, **asdict(log.config)}
     if log.model is not None:
         header["model"] = log.model
@@ -130,7 +129,7 @@ def _vocabulary(line: _Line) -> dict[int, str]:
     return {int(k): w for k, w in words.items()}
 
 
-def load_jsonl(text: str, log_class: type[EventLog]) -> EventLog:
+def load_jsonl(text: str, log_class):
     rows = [(n, raw) for n, raw in enumerate(text.splitlines(), 1) if raw.strip()]
     if not rows:
         raise ValueError("the file is empty: expected an event log header line")
@@ -171,7 +170,7 @@ class _Structure:
         self.emitted: dict[int, int] = {}  # request index -> tokens so far
         self.call_step, self.call_mask, self.call_rows_left = -1, 0, 0  # the latest model call
 
-    def check(self, log: EventLog, line: _Line) -> None:
+    def check(self, log, line: _Line) -> None:
         i = len(log) - 1
         kind, slot, request = EventKind(log.kind[i]), log.slot[i], log.request[i]
         name = log.request_id(request)
@@ -211,7 +210,7 @@ class _Structure:
             self.done.add(request)
 
 
-def _load_event(log: EventLog, line: _Line) -> None:
+def _load_event(log, line: _Line) -> None:
     kind = KIND_BY_LABEL[line._checked(check_choice, "kind", tuple(sorted(KIND_BY_LABEL)))]
     step = line.int("step", minimum=0, maximum=MAX_STEP)
     if len(log) and step < log.step[-1]:
