@@ -33,7 +33,7 @@ from .hooks import EngineHooks
 from .model_call import call_model
 from .models import model_caller
 from .outbox import Outbox
-from .request import FinishReason, Sequence, Status, new_sequence
+from .request import FinishReason, Sequence, Status, append_and_check, new_sequence
 from .scheduler import Scheduler
 from .validation import MAX_ENGINE_BATCH_SIZE, MAX_STEP, check_bool, check_choice, check_int, check_token
 
@@ -284,12 +284,8 @@ class BatchInferenceEngine(EngineHooks):
         ordered = self._answer_order(batch.rows)
         if ordered is not batch.rows:
             batch = _row_view(ordered)
-        finished, stop_token, answers = [], self.stop_token, tokens.tolist()
-        for seq, token in zip(batch.rows, answers):
-            seq.tokens.append(token)
-            end = seq.check_stop(token, stop_token)
-            if end is not None:
-                finished.append((seq, *end))
+        answers = tokens.tolist()
+        finished = append_and_check(batch.rows, answers, self.stop_token)
         log, step = self.event_log, self.clock
         log.emits(step, batch.slots, batch.requests, tokens, map(len, batch.prefixes))
         if self._streams:

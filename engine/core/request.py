@@ -73,22 +73,30 @@ class Sequence:
     def generated(self) -> int:
         return len(self.tokens) - self.prompt_len
 
-    def check_stop(self, token: int, stop_token: int | None) -> tuple[FinishReason, int | None] | None:
-        """Why the row ends now that `token` was appended, or None if it goes on.
 
-        In the contract's order: the stop token, then a stop sequence (its index), then
-        `max_tokens`. The stop token is reported as sequence index -1.
-        """
+def append_and_check(rows: list[Sequence], tokens: list[int], stop_token: int | None) -> list[tuple]:
+    """Append each row's new token, then check the row in the contract's order: the stop
+    token, then a stop sequence, then `max_tokens`.
+
+    Returns (row, finish reason, what matched) for the rows that end now, in row order;
+    what matched is -1 for the stop token, a stop sequence's index, or None. (One call per
+    step, not one per token: a call costs as much as a token's whole check.)
+    """
+    finished = []
+    for seq, token in zip(rows, tokens):
+        seq.tokens.append(token)
         if token == stop_token:
-            return FinishReason.STOP_TOKEN, -1
-        if self.stops is not None:
-            self.stop_state = self.stops.advance(self.stop_state, token)
-            matched = self.stops.matched(self.stop_state)
+            finished.append((seq, FinishReason.STOP_TOKEN, -1))
+            continue
+        if seq.stops is not None:
+            seq.stop_state = seq.stops.advance(seq.stop_state, token)
+            matched = seq.stops.matched(seq.stop_state)
             if matched != NO_MATCH:
-                return FinishReason.STOP_SEQUENCE, matched
-        if len(self.tokens) >= self.end:
-            return FinishReason.MAX_TOKENS, None
-        return None
+                finished.append((seq, FinishReason.STOP_SEQUENCE, matched))
+                continue
+        if len(seq.tokens) >= seq.end:
+            finished.append((seq, FinishReason.MAX_TOKENS, None))
+    return finished
 
 
 def new_sequence(
