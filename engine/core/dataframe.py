@@ -28,6 +28,12 @@ COLUMNS = [
     "prompt",
     "max_tokens",
     "stop_sequences",
+    "prefill_tokens",
+    "tokens",
+    "computed",
+    "block",
+    "blocks",
+    "recompute",
 ]
 KIND_LABELS = [kind.label for kind in EventKind]
 REASON_LABELS = [reason.label for reason in FinishReason]
@@ -63,7 +69,8 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
     ids = np.array([info.request_id for info in log.requests] + [None], dtype=object)
     prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
     calls = np.flatnonzero(is_[EventKind.MODEL_CALL])
-    masks = [mask_tuple(log.blobs[b[i]], log.config.batch_size) for i in calls]
+    blobs = [log.call_mask(b[i]) for i in calls]
+    masks = [mask_tuple(bits, log.config.batch_size) for bits, _ in blobs]
     matches = np.flatnonzero(is_[EventKind.STOP_MATCH])
     errors = np.flatnonzero(is_[EventKind.ERROR])
     arrivals = np.flatnonzero(is_[EventKind.ARRIVE])
@@ -73,6 +80,11 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
     padded_rows[calls] = [a[i] - sum(m) for i, m in zip(calls, masks)]
     max_tokens = np.zeros(n, np.int64)
     max_tokens[arrivals] = [info.max_tokens for info in infos]
+    prefill_tokens = np.zeros(n, np.int64)
+    prefilled = [prefill is not None for _, prefill in blobs]
+    prefill_tokens[calls] = [prefill or 0 for _, prefill in blobs]
+    has_prefill_tokens = np.zeros(n, bool)
+    has_prefill_tokens[calls] = prefilled
     frame = pd.DataFrame(
         {
             "step": step,
@@ -91,6 +103,12 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
             "prompt": _object_column(n, arrivals, [list(info.prompt) for info in infos]),
             "max_tokens": _int_column(max_tokens, is_[EventKind.ARRIVE]),
             "stop_sequences": _object_column(n, arrivals, [[list(s) for s in info.stop_sequences] for info in infos]),
+            "prefill_tokens": _int_column(prefill_tokens, has_prefill_tokens),
+            "tokens": _int_column(a, is_[EventKind.PREFILL]),
+            "computed": _int_column(b, is_[EventKind.PREFILL]),
+            "block": _int_column(a, is_[EventKind.KV_ALLOC]),
+            "blocks": _int_column(a, is_[EventKind.KV_FREE]),
+            "recompute": _int_column(a, is_[EventKind.PREEMPT]),
         },
         columns=COLUMNS,
         index=None if rows is None else pd.Index(rows, name="event"),

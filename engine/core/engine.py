@@ -25,33 +25,60 @@ from array import array
 from collections import deque
 from typing import NamedTuple
 
-from .config import EngineConfig
+from .block_manager import BlockManager
+from .config import KV_POLICIES, EngineConfig
 from .errors import CallbackError, ModelError
 from .event_log import EventLog
 from .events import NONE, EventKind, RequestInfo
 from .hooks import EngineHooks
+from .memory_scheduler import MemoryScheduler
 from .model_call import call_model
 from .models import model_caller
 from .outbox import Outbox
 from .request import FinishReason, Sequence, Status, append_and_check, new_sequence
-from .scheduler import Scheduler
+from .scheduler import Plan, Scheduler
 from .validation import MAX_ENGINE_BATCH_SIZE, MAX_STEP, check_bool, check_choice, check_int, check_token
 
 
 class BatchInferenceEngine(EngineHooks):
     def __init__(
-        self, model, batch_size: int, stop_token: int | None, *, batching: str = "continuous", padded: bool = False
+        self,
+        model,
+        batch_size: int,
+        stop_token: int | None,
+        *,
+        batching: str = "continuous",
+        padded: bool = False,
+        kv_blocks: int | None = None,
+        block_size: int = 16,
+        kv_policy: str = "paged",
+        token_budget: int | None = None,
     ):
+        """`kv_blocks`, `block_size`, `kv_policy` and `token_budget` model the KV cache and chunked
+        prefill (docs/conventions.md, "Memory"); left at their defaults, memory is unlimited."""
         check_int("batch_size", batch_size, minimum=1, maximum=MAX_ENGINE_BATCH_SIZE)
         if stop_token is not None:
             stop_token = check_token("stop_token", stop_token)  # a numpy integer becomes an int
         check_choice("batching", batching, ("continuous", "static"))
         check_bool("padded", padded)
+        if kv_blocks is not None:
+            check_int("kv_blocks", kv_blocks, minimum=1, maximum=MAX_STEP)
+        check_int("block_size", block_size, minimum=1, maximum=MAX_STEP)
+        check_choice("kv_policy", kv_policy, KV_POLICIES)
+        if token_budget is not None:
+            check_int("token_budget", token_budget, minimum=batch_size, maximum=MAX_STEP)  # every decoding row fits
         self.model = model
         self._call = model_caller(model, padded)
-        self.config = EngineConfig(batch_size, stop_token, batching, padded)
+        self.config = EngineConfig(
+            batch_size, stop_token, batching, padded, kv_blocks, block_size, kv_policy, token_budget
+        )
         self.event_log = EventLog(self.config)
-        self._scheduler = Scheduler(batch_size)
+        self._blocks = BlockManager(kv_blocks, block_size) if kv_blocks is not None else None
+        if self.config.memory:
+            self._scheduler = MemoryScheduler(batch_size, self._blocks, kv_policy == "reserve", token_budget)
+        else:
+            self._scheduler = Scheduler(batch_size)
+        self._preempted_at = -1  # the last step that preempted (it admits nobody, even when retried)
         self._live: dict[str, Sequence] = {}  # submitted, not yet finished
         self._submitted = 0
         self._cancelled: deque[Sequence] = deque()  # cancel() was called; takes effect at the next step
@@ -64,7 +91,8 @@ class BatchInferenceEngine(EngineHooks):
     @classmethod
     def from_config(cls, model, config: EngineConfig) -> BatchInferenceEngine:
         """An engine with the settings of one `EngineConfig` (a scenario's `[engine]` table)."""
-        return cls(model, config.batch_size, config.stop_token, batching=config.batching, padded=config.padded)
+        options = {name: getattr(config, name) for name in config.__slots__ if name not in ("batch_size", "stop_token")}
+        return cls(model, config.batch_size, config.stop_token, **options)
 
     batch_size = property(lambda self: self.config.batch_size)
     stop_token = property(lambda self: self.config.stop_token)
@@ -95,7 +123,7 @@ class BatchInferenceEngine(EngineHooks):
             raise TypeError(f"request_id: must be a str, got {type(request_id).__name__}")
         if request_id in self._live or request_id in self.event_log.request_index:
             raise ValueError(f"request_id: {request_id!r} is already in use")
-        seq = new_sequence(
+        seq = new_sequence(  # checks every argument, naming the field
             request_id,
             prompt_tokens,
             max_tokens,
@@ -108,11 +136,24 @@ class BatchInferenceEngine(EngineHooks):
             matcher=self._matcher,
             limit=self._limit,
         )
+        self._check_fits(seq)
         self._submitted += 1
         self._streams += seq.on_token is not None
         self._live[request_id] = seq
         self._scheduler.add(seq)
         return request_id
+
+    def _check_fits(self, seq: Sequence) -> None:
+        """A request whose prompt + max_tokens could never fit in the whole KV pool is refused."""
+        if self._blocks is None or seq.max_tokens == 0:
+            return
+        tokens = seq.prompt_len + seq.max_tokens
+        need = self._blocks.blocks_for(tokens)
+        if need > self._blocks.num_blocks:
+            raise ValueError(
+                f"kv_blocks: prompt + max_tokens = {tokens:,} tokens need {need:,} blocks of "
+                f"{self.config.block_size}, but the pool has only {self._blocks.num_blocks:,}"
+            )
 
     def _fresh_id(self) -> str:
         """`r<submission number>`, skipping ids a caller already chose."""
@@ -208,11 +249,11 @@ class BatchInferenceEngine(EngineHooks):
         if self.clock >= MAX_STEP:
             raise OverflowError(f"step: {self.clock:,} is the event log's last step number")
         self._take_arrivals_and_cancellations()  # 1
-        self._admit()  # 2
+        plan = self._schedule()  # 2
         if self._scheduler.num_running:
             batch = self._build_batch()  # 3
-            tokens = self._call_model(batch)  # 4
-            finished = self._postprocess(batch, tokens)  # 5
+            tokens = self._call_model(batch, plan)  # 4
+            finished = self._postprocess(batch, tokens, plan)  # 5
             self._evict(finished)  # 6
         self.clock += 1
         self._outbox.deliver()  # 6: the step's callbacks, now that its state is complete
@@ -244,49 +285,77 @@ class BatchInferenceEngine(EngineHooks):
         info = RequestInfo(seq.request_id, tuple(seq.tokens[: seq.prompt_len]), seq.max_tokens, seq.stop_sequences)
         seq.log_index = self.event_log.arrive(self.clock, info)
 
-    def _admit(self) -> None:
-        """Phase 2: free slots are filled from the head of the queue (static batching: only an empty batch)."""
-        scheduler = self._scheduler
-        if not self._may_admit(scheduler.num_running):
-            return
-        for seq in scheduler.admit():
-            self.event_log.append(self.clock, EventKind.ADMIT, seq.slot, seq.log_index)
-            seq.stop_state = self._stop_state_at_admission(seq, scheduler.previous[seq.slot])
+    def _schedule(self) -> Plan:
+        """Phase 2: free slots are filled from the head of the queue (static batching: only an empty
+        batch). With a KV pool or a token budget, running rows first claim their blocks and tokens,
+        preempting the newest if the pool runs out (engine/core/memory_scheduler.py)."""
+        scheduler, log, step = self._scheduler, self.event_log, self.clock
+        may_admit = self._may_admit(scheduler.num_running) and self._preempted_at != step
+        plan = scheduler.schedule(step, may_admit)
+        for action in plan.actions:
+            what, seq = action[0], action[1]
+            if what == "admit":
+                log.append(step, EventKind.ADMIT, seq.slot, seq.log_index)
+                if not seq.generated:  # readmitted after a preemption, it keeps its stop-matching state
+                    seq.stop_state = self._stop_state_at_admission(seq, scheduler.previous[seq.slot])
+            elif what == "alloc":
+                for block in action[2]:
+                    log.append(step, EventKind.KV_ALLOC, seq.slot, seq.log_index, block)
+            else:  # "preempt": it goes back to the front of the queue and will recompute its tokens
+                _, seq, slot, freed = action
+                log.append(step, EventKind.PREEMPT, slot, seq.log_index, len(seq.tokens))
+                log.append(step, EventKind.KV_FREE, slot, seq.log_index, freed)
+                self._preempted_at = step
         scheduler.return_held_slots()
+        return plan
 
     def _build_batch(self) -> Batch:
         """Phase 3: the rows in slot order, with their token lists, slot ids and event-log indices.
+        A row whose prefill is still under way is left out.
 
         SPEED: rebuilt only when a slot was taken or freed since the last step.
         """
         scheduler = self._scheduler
+        some = scheduler.rows_to_send()
+        if some is not None:
+            return _row_view(some)
         if self._batch_version != scheduler.version:
             self._batch_cache = _row_view(scheduler.running())
             self._batch_version = scheduler.version
         return self._batch_cache
 
-    def _call_model(self, batch: Batch) -> array:
-        """Phase 4: one model call; a fault changes no row and raises ModelError."""
+    def _call_model(self, batch: Batch, plan: Plan) -> array:
+        """Phase 4: one model call; a fault changes no row and raises ModelError. A step whose
+        rows only prefill logs its call with 0 rows, and the model is not called."""
         step, log, rows = self.clock, self.event_log, batch.rows
+        prefill = sum(seq.scheduled for seq in plan.work) if self.config.memory else None
+        if not rows:
+            log.model_call(step, 0, 0, prefill)
+            return array("q")
         try:
-            tokens = call_model(self._call, step, self._scheduler.slots, rows, batch.prefixes, self.padded)
+            tokens = call_model(self._call, step, rows, batch.prefixes, self.batch_size, self.padded)
         except Exception as exc:
             log.error(step, NONE, NONE, str(exc))
             raise
-        log.model_call(step, self.batch_size if self.padded else len(rows), self._scheduler.active_mask)
+        log.model_call(step, self.batch_size if self.padded else len(rows), batch.mask, prefill)
         return tokens
 
-    def _postprocess(self, batch: Batch, tokens: array) -> list[tuple[Sequence, FinishReason]]:
-        """Phase 5: append each row's token and check termination; returns the finished rows.
+    def _postprocess(self, batch: Batch, tokens: array, plan: Plan) -> list[tuple[Sequence, FinishReason]]:
+        """Phase 5: the step's prefill work is done; append each row's token and check termination;
+        returns the finished rows.
 
         SPEED: the emit events of the whole step are written column by column.
         """
+        log, step = self.event_log, self.clock
+        if plan.work:
+            self._scheduler.computed(plan, step)
+            for seq in plan.work:
+                log.append(step, EventKind.PREFILL, seq.slot, seq.log_index, seq.scheduled, seq.computed)
         ordered = self._answer_order(batch.rows)
         if ordered is not batch.rows:
             batch = _row_view(ordered)
         answers = tokens.tolist()
         finished = append_and_check(batch.rows, answers, self.stop_token)
-        log, step = self.event_log, self.clock
         log.emits(step, batch.slots, batch.requests, tokens, map(len, batch.prefixes))
         if self._streams:
             for seq, token in zip(batch.rows, answers):
@@ -308,7 +377,9 @@ class BatchInferenceEngine(EngineHooks):
         self.event_log.append(self.clock, EventKind.EVICT, slot, seq.log_index, reason)
         seq.finish_reason = reason
         self._streams -= seq.on_token is not None
-        self._scheduler.finished(seq, hold_slot=not self._returns_slot_at_once())
+        freed = self._scheduler.finished(seq, hold_slot=not self._returns_slot_at_once())
+        if freed:
+            self.event_log.append(self.clock, EventKind.KV_FREE, slot, seq.log_index, freed)
         del self._live[seq.request_id]
         if seq.callback is not None:
             self._outbox.put(seq, seq.callback, self._delivered(seq), self.clock)
@@ -321,6 +392,7 @@ class Batch(NamedTuple):
     prefixes: list[list[int]]  # each row's token list: the ragged batch, as the model gets it
     slots: array  # slot ids
     requests: array  # the rows' indices in the event log's request table
+    mask: int  # bit i set: slot i sends a row
 
 
 def _row_view(rows: list[Sequence]) -> Batch:
@@ -329,4 +401,5 @@ def _row_view(rows: list[Sequence]) -> Batch:
         [seq.tokens for seq in rows],
         array("i", [seq.slot for seq in rows]),
         array("i", [seq.log_index for seq in rows]),
+        sum(1 << seq.slot for seq in rows),
     )

@@ -68,9 +68,14 @@ class EventLog:
         """One `emit` given its position (for writers off the hot path)."""
         self.append(step, EventKind.EMIT, slot, request, token, position + len(self.requests[request].prompt) + 1)
 
-    def model_call(self, step: int, rows: int, active_mask: int) -> None:
-        self.blobs.append(active_mask)
+    def model_call(self, step: int, rows: int, active_mask: int, prefill_tokens: int | None = None) -> None:
+        self.blobs.append(active_mask if prefill_tokens is None else (active_mask, prefill_tokens))
         self.append(step, EventKind.MODEL_CALL, NONE, NONE, rows, len(self.blobs) - 1)
+
+    def call_mask(self, blob: int) -> tuple[int, int | None]:
+        """A model call's (active mask bits, prefill tokens or None), from its blob index."""
+        value = self.blobs[blob]
+        return value if isinstance(value, tuple) else (value, None)
 
     def error(self, step: int, slot: int, request: int, message: str) -> None:
         self.blobs.append(message)
@@ -110,14 +115,23 @@ class EventLog:
         if kind is EventKind.EMIT:
             fields = {"token": a, "position": b - len(self.requests[request].prompt) - 1}
         elif kind is EventKind.MODEL_CALL:
-            mask = mask_tuple(self.blobs[b], self.config.batch_size)
-            fields = {"rows": a, "padded_rows": a - sum(mask), "active_mask": mask}
+            bits, prefill = self.call_mask(b)
+            mask = mask_tuple(bits, self.config.batch_size)
+            fields = {"rows": a, "padded_rows": a - sum(mask), "active_mask": mask, "prefill_tokens": prefill}
         elif kind is EventKind.STOP_MATCH:
             fields = {"sequence_index": a, "sequence": self._stop_sequence(request, a)}
         elif kind is EventKind.EVICT:
             fields = {"reason": FinishReason(a).label}
         elif kind is EventKind.ERROR:
             fields = {"message": self.blobs[b]}
+        elif kind is EventKind.PREFILL:
+            fields = {"tokens": a, "computed": b}
+        elif kind is EventKind.KV_ALLOC:
+            fields = {"block": a}
+        elif kind is EventKind.KV_FREE:
+            fields = {"blocks": a}
+        elif kind is EventKind.PREEMPT:
+            fields = {"recompute": a}
         return Event(self.step[i], kind.label, None if slot == NONE else slot, self.request_id(request), **fields)
 
     def _stop_sequence(self, request: int, index: int) -> tuple[int, ...]:

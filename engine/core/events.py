@@ -11,11 +11,18 @@ hold the kind's own fields:
 |--------------|--------------------------------|-------------------------------|
 | `arrive`     | -                              | -                             |
 | `admit`      | -                              | -                             |
-| `model_call` | rows sent                      | index of the active mask blob |
+| `model_call` | rows sent                      | index of its blob: the active mask, or (mask, prefill tokens) |
 | `emit`       | token                          | prefix length after the token |
 | `stop_match` | stop sequence index, -1 = stop token | -                       |
 | `evict`      | `FinishReason` value           | -                             |
 | `error`      | -                              | index of the message blob     |
+| `prefill`    | tokens computed this step      | tokens computed so far        |
+| `kv_alloc`   | physical block id              | -                             |
+| `kv_free`    | blocks given back              | -                             |
+| `preempt`    | tokens to compute again        | -                             |
+
+The last four, and `model_call`'s prefill tokens, appear only with a KV pool or a token
+budget (`EngineConfig.memory`), so a log without them reads exactly as before.
 
 An emit's position (0 = first generated token) is its `b` minus the prompt length minus
 one: the engine writes lengths because it can take them all at once with `map(len, ...)`.
@@ -46,6 +53,10 @@ class EventKind(IntEnum):
     STOP_MATCH = 4
     EVICT = 5
     ERROR = 6
+    PREFILL = 7
+    KV_ALLOC = 8
+    KV_FREE = 9
+    PREEMPT = 10
 
     @property
     def label(self) -> str:
@@ -81,6 +92,12 @@ class Event:
     sequence: tuple[int, ...] | None = None  # stop_match
     reason: str | None = None  # evict
     message: str | None = None  # error
+    prefill_tokens: int | None = None  # model_call, with memory: prompt tokens the step computed
+    tokens: int | None = None  # prefill: tokens computed for the row this step
+    computed: int | None = None  # prefill: the row's tokens in the cache after it
+    block: int | None = None  # kv_alloc: the physical block id
+    blocks: int | None = None  # kv_free: how many blocks the row gave back
+    recompute: int | None = None  # preempt: tokens (prompt + generated) the row must compute again
 
 
 def mask_tuple(bits: int, width: int) -> tuple[bool, ...]:

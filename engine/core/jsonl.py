@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import asdict
 
-from .config import EngineConfig
+from .config import KV_POLICIES, EngineConfig
 from .events import FORMAT, KIND_BY_LABEL, NONE, REASON_BY_LABEL, VERSION, EventKind, RequestInfo, mask_bits
 from .validation import (
     INT64_MAX,
@@ -61,8 +61,14 @@ def _compact(record: dict) -> dict:
     return out
 
 
+MEMORY_FIELDS = ("kv_blocks", "block_size", "kv_policy", "token_budget")  # in the header only when in play
+
+
 def dump_jsonl(log) -> str:
-    header = {"format": FORMAT, "version": VERSION, **asdict(log.config)}
+    settings = asdict(log.config)
+    if not log.config.memory:
+        settings = {k: v for k, v in settings.items() if k not in MEMORY_FIELDS}
+    header = {"format": FORMAT, "version": VERSION, **settings}
     if log.model is not None:
         header["model"] = log.model
     if log.vocabulary:
@@ -116,7 +122,16 @@ def _header(line: _Line) -> tuple[EngineConfig, str | None, dict[int, str]]:
     padded = line._checked(check_bool, "padded")
     batch_size = line.int("batch_size", minimum=1, maximum=MAX_ENGINE_BATCH_SIZE)
     model = line._checked(check_str, "model", optional=True)
-    config = EngineConfig(batch_size, line.token("stop_token", optional=True), batching, padded)
+    config = EngineConfig(
+        batch_size,
+        line.token("stop_token", optional=True),
+        batching,
+        padded,
+        kv_blocks=line.int("kv_blocks", minimum=1, maximum=MAX_STEP, optional=True),
+        block_size=line.int("block_size", minimum=1, maximum=MAX_STEP, optional=True) or 16,
+        kv_policy=line._checked(check_choice, "kv_policy", KV_POLICIES, optional=True) or "paged",
+        token_budget=line.int("token_budget", minimum=batch_size, maximum=MAX_STEP, optional=True),
+    )
     return config, model, _vocabulary(line)
 
 
@@ -159,8 +174,9 @@ def _parse(number: int, raw: str) -> object:
 
 class _Structure:
     """Checks that the events tell a possible story, so a replay of the file cannot fail later:
-    a request is admitted once into a free slot, emits only from its own slot, in order,
-    after its step's one model call and from a row that call had active, and is delivered once."""
+    a request is admitted into a free slot (again only after a preemption), emits only from
+    its own slot, in order, after its step's one model call and from a row that call had
+    active, holds only blocks nobody else holds, gives back what it holds, and is delivered once."""
 
     def __init__(self):
         self.owner: dict[int, int] = {}  # slot -> request index
@@ -169,12 +185,14 @@ class _Structure:
         self.done: set[int] = set()
         self.emitted: dict[int, int] = {}  # request index -> tokens so far
         self.call_step, self.call_mask, self.call_rows_left = -1, 0, 0  # the latest model call
+        self.block_owner: dict[int, int] = {}  # physical block -> request index
+        self.held: dict[int, int] = {}  # request index -> blocks it holds
 
     def check(self, log, line: _Line) -> None:
         i = len(log) - 1
         kind, slot, request = EventKind(log.kind[i]), log.slot[i], log.request[i]
         name = log.request_id(request)
-        if request != NONE and request in self.done and kind is not EventKind.ERROR:
+        if request != NONE and request in self.done and kind not in (EventKind.ERROR, EventKind.KV_FREE):
             raise line.fail("request_id", f"{name} was already delivered")
         if kind is EventKind.ADMIT:
             if slot == NONE or slot in self.owner:
@@ -186,9 +204,28 @@ class _Structure:
         elif kind is EventKind.MODEL_CALL:
             if self.call_step == log.step[i]:
                 raise line.fail("kind", f"step {log.step[i]} already has its model call")
-            self.call_step, self.call_mask, self.call_rows_left = log.step[i], log.blobs[log.b[i]], log.a[i]
+            self.call_step, self.call_rows_left = log.step[i], log.a[i]
+            self.call_mask = log.call_mask(log.b[i])[0]
             if self.call_mask.bit_count() > self.call_rows_left:
                 raise line.fail("rows", "must count every active row of the mask")
+        elif kind in (EventKind.PREEMPT, EventKind.PREFILL, EventKind.KV_ALLOC):
+            if slot == NONE or self.owner.get(slot) != request:
+                raise line.fail("slot", f"{name} does not hold this slot")
+            if kind is EventKind.PREEMPT:  # it leaves its slot and may be admitted again
+                del self.owner[slot], self.slot_of[request]
+                self.admitted.discard(request)
+            elif kind is EventKind.KV_ALLOC:
+                block = log.a[i]
+                if block in self.block_owner:
+                    holder = log.request_id(self.block_owner[block])
+                    raise line.fail("block", f"block {block} is already held by {holder}")
+                self.block_owner[block] = request
+                self.held[request] = self.held.get(request, 0) + 1
+        elif kind is EventKind.KV_FREE:
+            if log.a[i] != self.held.get(request, 0):
+                raise line.fail("blocks", f"{name} holds {self.held.get(request, 0)} blocks")
+            self.held.pop(request, None)
+            self.block_owner = {b: r for b, r in self.block_owner.items() if r != request}
         elif kind in (EventKind.EMIT, EventKind.STOP_MATCH):
             if slot == NONE or self.owner.get(slot) != request:
                 raise line.fail("slot", f"{name} does not hold this slot")
@@ -245,7 +282,9 @@ def _load_event(log, line: _Line) -> None:
             or any(not isinstance(m, bool) for m in mask)
         ):
             raise line.fail("active_mask", f"must be a list of {log.config.batch_size} booleans")
-        log.model_call(step, line.int("rows", minimum=1, maximum=MAX_STEP), mask_bits(mask))
+        rows = line.int("rows", minimum=0 if log.config.memory else 1, maximum=MAX_STEP)
+        prefill = line.int("prefill_tokens", minimum=0, maximum=MAX_STEP, optional=not log.config.memory)
+        log.model_call(step, rows, mask_bits(mask), prefill)
     elif kind is EventKind.ERROR:
         log.error(step, slot, request, line.str("message"))
     elif kind is EventKind.EMIT:
@@ -261,5 +300,20 @@ def _load_event(log, line: _Line) -> None:
     elif kind is EventKind.EVICT:
         reason = REASON_BY_LABEL[line._checked(check_choice, "reason", tuple(sorted(REASON_BY_LABEL)))]
         log.append(step, kind, slot, request, reason)
+    elif kind in MEMORY_KINDS:
+        if not log.config.memory:
+            raise line.fail("kind", "needs a log with kv_blocks or token_budget in its header")
+        field, maximum = MEMORY_KINDS[kind]
+        value = line.int(field, minimum=0, maximum=(log.config.kv_blocks or 1) - 1 if maximum is None else maximum)
+        computed = line.int("computed", minimum=0, maximum=MAX_STEP) if kind is EventKind.PREFILL else 0
+        log.append(step, kind, slot, request, value, computed)
     else:
         log.append(step, kind, slot, request)
+
+
+MEMORY_KINDS = {  # kind -> (its field, the field's maximum; None: below kv_blocks)
+    EventKind.PREFILL: ("tokens", MAX_STEP),
+    EventKind.KV_ALLOC: ("block", None),
+    EventKind.KV_FREE: ("blocks", MAX_STEP),
+    EventKind.PREEMPT: ("recompute", MAX_STEP),
+}

@@ -13,20 +13,23 @@ from .validation import INT64_MAX, INT64_MIN, int_like
 
 
 def call_model(
-    call, step: int, slots: list[Sequence | None], rows: list[Sequence], prefixes: list[list[int]], padded: bool
+    call, step: int, rows: list[Sequence], prefixes: list[list[int]], batch_size: int, padded: bool
 ) -> array:
     """Return one token per row of `rows` (slot order), as a 64-bit array; raise ModelError otherwise.
 
     `prefixes` are the rows' token lists (the ragged batch).
 
-    Ragged: the model sees only the occupied slots. Padded: it sees every slot, with an
-    empty prefix and a False mask entry for the free ones, and its outputs for those are
-    ignored whatever they are.
+    Ragged: the model sees only the rows sent. Padded: it sees every slot, with an empty
+    prefix and a False mask entry for the slots that send no row, and its outputs for
+    those are ignored whatever they are.
     """
     if padded:
-        mask = [seq is not None for seq in slots]
-        prefixes = [seq.tokens if seq is not None else [] for seq in slots]
-        expected = f"{_tokens(len(slots))} (one per slot, padded to batch_size)"
+        mask = [False] * batch_size
+        padded_prefixes: list[list[int]] = [[] for _ in range(batch_size)]
+        for seq, prefix in zip(rows, prefixes):
+            mask[seq.slot], padded_prefixes[seq.slot] = True, prefix
+        prefixes = padded_prefixes
+        expected = f"{_tokens(batch_size)} (one per slot, padded to batch_size)"
     else:
         expected = f"{_tokens(len(rows))} (one per active row)"
     try:

@@ -66,6 +66,12 @@ class Sequence:
     log_index: int = -1  # row in the event log's request table, set on arrival
     slot: int | None = None
     status: Status = Status.PENDING
+    # Memory (engine/core/block_manager.py), used only with kv_blocks or token_budget set:
+    blocks: list[int] = field(default_factory=list)  # the block table: physical block ids, logical order
+    prefilling: bool = True  # not yet sent to the model since its (last) admission
+    computed: int = 0  # while prefilling: tokens whose keys and values are in the cache
+    scheduled: int = 0  # tokens the current step computes for this row
+    admitted_at: int = -1  # admission number: the newest running row is preempted first
     cancel_requested: bool = False
     finish_reason: FinishReason | None = field(default=None)
 

@@ -2,7 +2,9 @@
 
 Requests not yet arrived wait in `pending` (a heap on arrival step, then submission
 order); arrived ones in the FIFO `waiting` deque. A request keeps its slot for its whole
-life; freed slots are refilled lowest id first (a heap of free ids).
+life (or, with a KV pool, until it is preempted: `memory_scheduler.py`); freed slots are
+refilled lowest id first (a heap of free ids). `schedule()` decides, once a step, who is
+admitted; its `Plan` is what the engine logs and sends to the model.
 
 A cancelled request is only marked FINISHED; the queues skip it when it reaches their
 head (lazy deletion), so a cancel costs O(1) however long the queue is.
@@ -12,8 +14,22 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from dataclasses import dataclass, field
 
 from .request import Sequence, Status
+
+
+@dataclass
+class Plan:
+    """What one step does before its model call."""
+
+    actions: list[tuple] = field(default_factory=list)  # in order: ("admit", seq), ("alloc", seq, block ids),
+    # ("preempt", seq, slot, blocks freed)
+    work: list[Sequence] = field(default_factory=list)  # rows prefilling this step (`scheduled` tokens each)
+    preempted: bool = False
+
+
+NOTHING = Plan()  # a step with nothing to do before its model call (never changed)
 
 
 class Scheduler:
@@ -52,39 +68,60 @@ class Scheduler:
         self.waiting.append(seq)
         self.num_waiting += 1
 
-    def admit(self) -> list[Sequence]:
-        """Fill free slots from the head of the queue."""
-        admitted = []
-        while self.num_waiting and self.free:
-            seq = self.waiting.popleft()
-            if seq.status is not Status.WAITING:
-                continue  # cancelled while it waited
-            seq.slot = heapq.heappop(self.free)
-            seq.status = Status.RUNNING
-            self.slots[seq.slot] = seq
-            self.active_mask |= 1 << seq.slot
-            admitted.append(seq)
-            self.num_waiting -= 1
-        self.num_running += len(admitted)
-        self.version += bool(admitted)
-        return admitted
+    def schedule(self, step: int, may_admit: bool) -> Plan:
+        """Admit from the head of the queue into every free slot (when `may_admit`)."""
+        if not (may_admit and self.free and self.head() is not None):
+            return NOTHING  # SPEED: most steps admit nobody
+        plan = Plan()
+        while self.free and (seq := self.head()) is not None:
+            self.take_slot(seq)
+            plan.actions.append(("admit", seq))
+        return plan
 
-    def finished(self, seq: Sequence, hold_slot: bool = False) -> None:
-        """`seq` has finished: free its slot (or hold it until after the next admission),
-        or forget its place in the queue."""
+    def head(self) -> Sequence | None:
+        """The first WAITING request of the queue (cancelled ones before it are dropped), or None."""
+        while self.num_waiting:
+            if self.waiting[0].status is Status.WAITING:
+                return self.waiting[0]
+            self.waiting.popleft()  # cancelled while it waited
+        return None
+
+    def take_slot(self, seq: Sequence) -> None:
+        """The head of the queue, `seq`, takes the lowest free slot."""
+        self.waiting.popleft()
+        self.num_waiting -= 1
+        seq.slot = heapq.heappop(self.free)
+        seq.status = Status.RUNNING
+        self.slots[seq.slot] = seq
+        self.active_mask |= 1 << seq.slot
+        self.num_running += 1
+        self.version += 1
+
+    def leave_slot(self, seq: Sequence, hold_slot: bool = False) -> None:
+        """`seq` leaves its slot, which is free again (or held until after the next admission)."""
+        self.slots[seq.slot] = None
+        self.previous[seq.slot] = seq
+        self.active_mask &= ~(1 << seq.slot)
+        self.version += 1
+        if hold_slot:
+            self.held.append(seq.slot)
+        else:
+            heapq.heappush(self.free, seq.slot)
+        self.num_running -= 1
+
+    def finished(self, seq: Sequence, hold_slot: bool = False) -> int:
+        """`seq` has finished: free its slot (or hold it), or forget its place in the queue.
+        Returns the KV blocks it gave back (none here: memory is unlimited)."""
         if seq.status is Status.RUNNING:
-            self.slots[seq.slot] = None
-            self.previous[seq.slot] = seq
-            self.active_mask &= ~(1 << seq.slot)
-            self.version += 1
-            if hold_slot:
-                self.held.append(seq.slot)
-            else:
-                heapq.heappush(self.free, seq.slot)
-            self.num_running -= 1
+            self.leave_slot(seq, hold_slot)
         elif seq.status is Status.WAITING:
             self.num_waiting -= 1
         seq.status = Status.FINISHED
+        return 0
+
+    def rows_to_send(self) -> list[Sequence] | None:
+        """The rows the model gets this step, in slot order; None when that is every running row."""
+        return None
 
     def return_held_slots(self) -> None:
         for slot in self.held:

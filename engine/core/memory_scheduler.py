@@ -1,0 +1,146 @@
+"""Scheduling under a KV-cache pool and a token budget: who computes how many tokens a step.
+
+NOTE (vLLM v1; Sarathi-Serve's "stall-free" batching): rows already running claim what
+they need before anyone is admitted. Decoding rows take one token each first; then rows
+part-way through their prompt continue its prefill; then the head of the queue starts its
+own; each takes what the budget has left, and nobody is admitted once it is spent. A row
+whose prefill completes is sent to the model and gets its first token that same step.
+
+When a running row needs a block and none is free, the most recently admitted running row
+is preempted, by recompute (vLLM v1, nano-vllm): it gives back its blocks, keeps its
+tokens, leaves its slot and goes back to the front of the queue; readmitted, it prefills
+prompt and generated tokens again. It may be the row itself. A step that preempts admits
+nobody. Paged rows hold ceil(computed / block_size) blocks; with `kv_policy="reserve"` a
+row takes blocks for its whole prompt + max_tokens at admission and never needs more.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .block_manager import BlockManager
+from .request import Sequence, Status
+from .scheduler import Plan, Scheduler
+
+
+class MemoryScheduler(Scheduler):
+    def __init__(self, batch_size: int, blocks: BlockManager | None, reserve: bool, budget: int | None):
+        super().__init__(batch_size)
+        self.blocks, self.reserve, self.budget = blocks, reserve, budget
+        self.prefilling: list[Sequence] = []  # running rows not yet sent since admission, oldest first
+        self.admissions = 0  # numbers admissions: the newest running row is preempted first
+        self.left = 0  # tokens of this step's budget not yet claimed
+        # SPEED: a decoding row needs a new block only every block_size steps, so rows are filed
+        # under the step of their next block boundary instead of being checked every step.
+        self.needs_block_at: dict[int, list[Sequence]] = {}
+
+    def schedule(self, step: int, may_admit: bool) -> Plan:
+        plan = Plan()
+        self.left = math.inf if self.budget is None else self.budget
+        self.left -= self.num_running - len(self.prefilling)  # 1. decoding rows: one token each
+        if self.blocks is not None and not self.reserve:
+            for seq in sorted(self.needs_block_at.pop(step, []), key=lambda row: row.admitted_at):
+                if self._needs_a_block(seq) and self._claim(seq, 1, plan):
+                    self.needs_block_at.setdefault(step + self.blocks.block_size, []).append(seq)
+        for seq in list(self.prefilling):  # 2. prefills under way, oldest first
+            if seq.status is Status.RUNNING:
+                self._prefill(seq, plan)
+        if may_admit and not plan.preempted:  # 3. new prefills from the head of the queue
+            while self.free and self.left > 0 and (seq := self.head()) is not None and self._admit(seq, plan):
+                pass
+        return plan
+
+    def _needs_a_block(self, seq: Sequence) -> bool:
+        """A decoding row writes its last token this step: it needs ceil(len(tokens) / block_size) blocks."""
+        if seq.status is not Status.RUNNING or seq.prefilling:
+            return False  # filed before it was preempted or finished
+        return self.blocks.blocks_for(len(seq.tokens)) > len(seq.blocks)
+
+    def _prefill(self, seq: Sequence, plan: Plan) -> None:
+        """Schedule as much of `seq`'s prefill as the budget allows (none: it waits)."""
+        remaining = len(seq.tokens) - seq.computed
+        tokens = min(remaining, self.left)
+        if remaining and not tokens:
+            return
+        if self.blocks is not None and not self.reserve:
+            need = self.blocks.blocks_for(seq.computed + tokens) - len(seq.blocks)
+            if need > 0 and not self._claim(seq, need, plan):
+                return
+        seq.scheduled = tokens
+        self.left -= tokens
+        plan.work.append(seq)
+
+    def _admit(self, seq: Sequence, plan: Plan) -> bool:
+        """Admit the head of the queue if the blocks it needs now are free; False if not (head-of-line)."""
+        tokens = min(len(seq.tokens), self.left)
+        if self.blocks is not None:
+            need = self.blocks.blocks_for(seq.prompt_len + seq.max_tokens if self.reserve else tokens)
+            if not self.blocks.can_allocate(need):
+                return False
+        self.take_slot(seq)
+        self.admissions += 1
+        seq.admitted_at, seq.prefilling, seq.computed = self.admissions, True, 0
+        self.prefilling.append(seq)
+        plan.actions.append(("admit", seq))
+        if self.blocks is not None and need:
+            plan.actions.append(("alloc", seq, self.blocks.allocate(seq, need)))
+        seq.scheduled = tokens
+        self.left -= tokens
+        plan.work.append(seq)
+        return True
+
+    def _claim(self, seq: Sequence, need: int, plan: Plan) -> bool:
+        """`need` more blocks for running `seq`, preempting the newest running rows while too few are
+        free; False if `seq` itself was preempted."""
+        while not self.blocks.can_allocate(need):
+            victim = max(self.running(), key=lambda row: row.admitted_at)
+            self._preempt(victim, plan)
+            if victim is seq:
+                return False
+        plan.actions.append(("alloc", seq, self.blocks.allocate(seq, need)))
+        return True
+
+    def _preempt(self, seq: Sequence, plan: Plan) -> None:
+        slot = seq.slot
+        if seq.prefilling:
+            self.prefilling.remove(seq)
+            if seq in plan.work:  # already scheduled this step: its tokens go back to the budget
+                plan.work.remove(seq)
+                self.left += seq.scheduled
+        else:
+            self.left += 1
+        freed = self.blocks.free(seq)
+        self.leave_slot(seq)
+        seq.slot, seq.status, seq.prefilling, seq.computed, seq.scheduled = None, Status.WAITING, True, 0, 0
+        self.waiting.appendleft(seq)  # the front of the queue: it was running before anyone waiting
+        self.num_waiting += 1
+        plan.actions.append(("preempt", seq, slot, freed))
+        plan.preempted = True
+
+    def computed(self, plan: Plan, step: int) -> None:
+        """After the step's model call: the work is done; rows whose prefill completed decode from now on."""
+        for seq in plan.work:
+            seq.computed += seq.scheduled
+            if seq.computed == len(seq.tokens):  # it was sent to the model, and its token is appended next
+                self.prefilling.remove(seq)
+                seq.prefilling = False
+                if self.blocks is not None and not self.reserve:
+                    next_block = step + len(seq.blocks) * self.blocks.block_size - seq.computed + 1
+                    self.needs_block_at.setdefault(next_block, []).append(seq)
+
+    def rows_to_send(self) -> list[Sequence] | None:
+        """Every running row but those whose prefill is still under way after this step."""
+        if not any(seq.computed + seq.scheduled < len(seq.tokens) for seq in self.prefilling):
+            return None
+        return [
+            seq
+            for seq in self.slots
+            if seq is not None and not (seq.prefilling and seq.computed + seq.scheduled < len(seq.tokens))
+        ]
+
+    def finished(self, seq: Sequence, hold_slot: bool = False) -> int:
+        if seq.status is Status.RUNNING and seq.prefilling:
+            self.prefilling.remove(seq)
+        freed = self.blocks.free(seq) if self.blocks is not None else 0
+        super().finished(seq, hold_slot)
+        return freed
