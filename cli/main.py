@@ -20,8 +20,9 @@ import time
 from engine.analysis.metrics import CostModel, format_seconds, request_metrics, summary
 from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
+from engine.core.config import KV_POLICIES
 from engine.lab.compare import COMPARED, CONFIGURATIONS, compare, continuous_speedup
-from engine.lab.limits import MAX_BATCH_SIZE, MAX_LENGTH, MAX_REQUESTS
+from engine.lab.limits import MAX_BATCH_SIZE, MAX_KV_BLOCKS, MAX_LENGTH, MAX_PROMPT_TOKENS, MAX_REQUESTS
 from engine.lab.scenario import EngineConfig, ModelConfig, Scenario, WorkloadConfig, list_scenarios, resolve_scenario
 from engine.lab.simulate import simulate
 from engine.lab.toml_reader import ScenarioError
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     for sub in (run, compare_cmd):
         sub.add_argument("--batch-size", type=_count(MAX_BATCH_SIZE), help="override the scenario's batch size")
+        _memory_options(sub)
         _cost_options(sub)
     run.add_argument("--static", action="store_true", help="static batching (default: the scenario's)")
     run.add_argument("--padded", action="store_true", help="padded batches (default: the scenario's)")
@@ -101,6 +103,14 @@ _milliseconds = _bounded(float, 0, 1e6, "a number of milliseconds from 0 to 1,00
 _timeout = _bounded(  # the checker's time limit per case (engine/practice/checker/sandbox.py)
     float, 0, MAX_TIMEOUT, f"a number of seconds more than 0 and at most {MAX_TIMEOUT:g}", above_low=True
 )
+
+
+def _memory_options(parser: argparse.ArgumentParser) -> None:
+    memory = parser.add_argument_group("memory (the KV cache and chunked prefill; default: the scenario's)")
+    memory.add_argument("--kv-blocks", type=_count(MAX_KV_BLOCKS), help="the KV pool, in blocks")
+    memory.add_argument("--block-size", type=_count(MAX_LENGTH), help="tokens per KV block (16 if not set)")
+    memory.add_argument("--kv-policy", choices=KV_POLICIES, help="paged (vLLM) or reserve (prompt + max_tokens)")
+    memory.add_argument("--token-budget", type=_count(MAX_PROMPT_TOKENS), help="most tokens one step computes")
 
 
 def _cost_options(parser: argparse.ArgumentParser) -> None:
@@ -134,9 +144,11 @@ def _scenario(args: argparse.Namespace) -> Scenario:
             ModelConfig(seed=args.seed, stop_chance=0.02),
             workload=workload,
         )
-    changes = {}
-    if args.batch_size is not None:
-        changes["batch_size"] = args.batch_size
+    changes = {
+        name: getattr(args, name)
+        for name in ("batch_size", "kv_blocks", "block_size", "kv_policy", "token_budget")
+        if getattr(args, name, None) is not None
+    }
     if getattr(args, "static", False):
         changes["batching"] = "static"
     if getattr(args, "padded", False):

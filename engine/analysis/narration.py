@@ -10,6 +10,7 @@ cancellations, arrivals, admissions, the model call, then each row's token and f
 from __future__ import annotations
 
 from ..core.events import Event
+from . import memory_narration
 from .replay import Replay
 
 MAX_NAMES = 5  # request ids listed before "and N more"
@@ -65,7 +66,9 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
             )
     if admitted:
         out.append(_admissions(admitted))
-    if arrived or admitted:
+    if log.config.memory:
+        out.extend(memory_narration.before_call(grouped.before, state))
+    if arrived or admitted or state.preempted:
         out.append(_queue(len(state.waiting)))
     if state.waiting and log.config.batching == "static" and any(s is None for s in state.slots):
         out.append("Static batching: the queue waits until every slot is free.")
@@ -79,6 +82,8 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
     if grouped.call < len(grouped.events):
         out.append(_model_call(grouped.events[grouped.call]))
         out.extend(_rows(replay, state, vocabulary))
+        if log.config.memory:
+            out.extend(memory_narration.after_call(grouped.after, state, replay.prompt_len))
     return out
 
 
@@ -125,6 +130,8 @@ def _queue(waiting: int) -> str:
 
 
 def _model_call(call: Event) -> str:
+    if not call.rows:
+        return "No row is sent to the model at this step: every running row is still prefilling."
     if not call.padded_rows:
         return f"The model is called with {plural(call.rows, 'row')}."
     mask = " ".join("1" if m else "0" for m in call.active_mask)

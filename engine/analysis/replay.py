@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.event_log import EventLog
 from ..core.events import NONE, EventKind
+from .kv_replay import KVReplay
 
 CACHED_STATES = 512  # recently asked-for steps kept (playback asks for neighbours)
 
@@ -33,6 +34,10 @@ class SlotState:
     admitted: bool = False  # admitted at this step
     stop_sequence: tuple[int, ...] | None = None  # matched at this step
     finish_reason: str | None = None  # evicted at the end of this step
+    # With a KV pool or a token budget (the log's config.memory), else None / ():
+    computed: int | None = None  # tokens of the row in the KV cache after this step
+    prefill: int | None = None  # prompt (or recomputed) tokens prefilled at this step
+    blocks: tuple[int, ...] = ()  # the row's block table: physical block ids, logical order
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,8 @@ class StepState:
     active_mask: tuple[bool, ...] | None
     finished: tuple[str, ...]  # every request delivered at this step, with or without a slot
     errors: tuple[str, ...]
+    preempted: tuple[str, ...] = ()  # back to the front of the queue at this step
+    free_blocks: tuple[int, ...] | None = None  # the KV pool's free list (a log with kv_blocks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +75,8 @@ class Replay:
         self._ids = [info.request_id for info in log.requests]
         steps, kinds, slots, requests = _columns(log)
         self._occupancy, self._starts = _occupancies(log, steps, kinds, slots, requests)
-        self._queue_from, self._queue_until = _queue_intervals(len(log.requests), steps, kinds, slots, requests)
+        self._queue = _queue_intervals(steps, kinds, slots, requests)  # (request, from, until, order key) arrays
+        self.kv = KVReplay(log, steps, kinds, requests) if log.config.memory else None
         emits = np.flatnonzero(kinds == EventKind.EMIT)
         order = emits[np.argsort(requests[emits], kind="stable")]
         self._emit_steps = steps[order]  # grouped by request, in step order within each
@@ -102,7 +110,7 @@ class Replay:
     def _state(self, step: int) -> StepState:
         log = self.log
         events = log.step_range(step)
-        call, matches, finished, errors = None, {}, [], []
+        call, matches, finished, errors, preempted = None, {}, [], [], []
         for i in events:
             kind = log.kind[i]
             if kind == EventKind.MODEL_CALL:
@@ -113,9 +121,16 @@ class Replay:
                 finished.append(self._ids[log.request[i]])
             elif kind == EventKind.ERROR:
                 errors.append(log.blobs[log.b[i]])
+            elif kind == EventKind.PREEMPT:
+                preempted.append(self._ids[log.request[i]])
         reasons = {log.slot[i]: log[i].reason for i in events if log.kind[i] == EventKind.EVICT}
         slots = tuple(self._slot(slot, step, matches, reasons) for slot in range(log.config.batch_size))
-        queued = np.flatnonzero((self._queue_from <= step) & (self._queue_until > step))
+        request, start, until, order = self._queue
+        waiting = np.flatnonzero((start <= step) & (until > step))
+        queued = request[waiting[np.argsort(order[waiting], kind="stable")]]
+        free = None
+        if self.kv is not None and log.config.kv_blocks is not None:
+            free = self.kv.free_blocks([row.blocks for row in slots if row is not None])
         return StepState(
             step,
             slots,
@@ -124,6 +139,8 @@ class Replay:
             call.active_mask if call else None,
             tuple(finished),
             tuple(errors),
+            tuple(preempted),
+            free,
         )
 
     def _slot(self, slot: int, step: int, matches: dict, reasons: dict) -> SlotState | None:
@@ -139,6 +156,14 @@ class Replay:
         token = None
         if generated and emitted[generated - 1] == step:
             token = self.outputs[rid][self.prompt_len[rid] + generated - 1]
+        memory = {}
+        if self.kv is not None:
+            prefill = self.kv.prefill(held.request, step)
+            memory = {
+                "computed": self.kv.computed(held.request, step),
+                "prefill": prefill[0] if prefill else None,
+                "blocks": self.kv.blocks(held.request, step),
+            }
         return SlotState(
             rid,
             self.prompt_len[rid],
@@ -147,6 +172,7 @@ class Replay:
             admitted=held.start == step,
             stop_sequence=matches.get(slot),
             finish_reason=reasons.get(slot) if held.last == step else None,
+            **memory,
         )
 
 
@@ -167,7 +193,8 @@ def _occupancies(log: EventLog, steps, kinds, slots, requests):
     open_since: dict[int, tuple[int, int]] = {}  # slot -> (request, admission step)
     calls = set(steps[kinds == EventKind.MODEL_CALL].tolist())
     call_index = {int(steps[i]): int(i) for i in np.flatnonzero(kinds == EventKind.MODEL_CALL)}
-    for i in np.flatnonzero(((kinds == EventKind.ADMIT) | (kinds == EventKind.EVICT)) & (slots != NONE)).tolist():
+    leaves = (kinds == EventKind.EVICT) | (kinds == EventKind.PREEMPT)
+    for i in np.flatnonzero(((kinds == EventKind.ADMIT) | leaves) & (slots != NONE)).tolist():
         slot, step = int(slots[i]), int(steps[i])
         if kinds[i] == EventKind.ADMIT:
             open_since[slot] = (int(requests[i]), step)
@@ -182,16 +209,23 @@ def _occupancies(log: EventLog, steps, kinds, slots, requests):
     return occupancy, [[o.start for o in held] for held in occupancy]
 
 
-def _queue_intervals(count: int, steps, kinds, slots, requests):
-    """Per request, the steps [from, until) during which it waited in the queue after admission."""
-    start = np.full(count, FOREVER, np.int64)
-    until = np.full(count, FOREVER, np.int64)
-    arrive = np.flatnonzero(kinds == EventKind.ARRIVE)
-    start[requests[arrive]] = steps[arrive]
-    leave = np.flatnonzero((kinds == EventKind.ADMIT) | ((kinds == EventKind.EVICT) & (slots == NONE)))
-    first = {}
-    for i in leave.tolist():  # the first admission or slotless eviction ends the wait
-        first.setdefault(int(requests[i]), int(steps[i]))
-    if first:
-        until[list(first)] = list(first.values())
-    return start, until
+def _queue_intervals(steps, kinds, slots, requests):
+    """Every stretch a request waited, as arrays: request, from step, until step (the queue after
+    admission: [from, until)), and its place in the queue (lower first). A request waits from its
+    arrival, in arrival order; a preempted one waits again from its preemption, at the front, the
+    last preempted first."""
+    waits: list[list[int]] = []  # [request, from, until, key]
+    open_wait: dict[int, list[int]] = {}
+    front = 0
+    joins = (kinds == EventKind.ARRIVE) | (kinds == EventKind.PREEMPT)
+    leaves = (kinds == EventKind.ADMIT) | ((kinds == EventKind.EVICT) & (slots == NONE))
+    for i in np.flatnonzero(joins | leaves).tolist():
+        request, step = int(requests[i]), int(steps[i])
+        if joins[i]:
+            front -= kinds[i] == EventKind.PREEMPT
+            open_wait[request] = [request, step, FOREVER, front if kinds[i] == EventKind.PREEMPT else request]
+            waits.append(open_wait[request])
+        elif request in open_wait:
+            open_wait.pop(request)[2] = step
+    columns = np.array(waits, dtype=np.int64).reshape(-1, 4).T
+    return tuple(columns)

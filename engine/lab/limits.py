@@ -17,6 +17,7 @@ from ..core.validation import MAX_ARRIVAL_STEP  # noqa: F401  (the engine's own 
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # a scenario TOML or an event-log JSONL, read with this cap
 MAX_BATCH_SIZE = 256  # slots in a scenario or a loaded log (vLLM's default max_num_seqs)
+MAX_KV_BLOCKS = 100_000  # blocks in a scenario's KV pool (1.6M tokens at 16 a block)
 MAX_REQUESTS = 100_000  # requests in a scenario or a generated workload
 MAX_LENGTH = 65_536  # longest generated prompt or output length in a workload
 MAX_PROMPT_TOKENS = 2_000_000  # all prompts of one run together
@@ -50,6 +51,7 @@ def worst_case(
     static: bool,
     padded: bool,
     faults: int = 0,
+    memory: tuple[int, int] | None = None,
 ) -> Work:
     """Upper bounds for requests with these `max_tokens` and arrival steps.
 
@@ -57,15 +59,24 @@ def worst_case(
     requests. After the last arrival, continuous batching keeps every slot busy while
     anyone waits, then drains in at most the longest budget; static batching runs at most
     one more batch than the queue holds, each as long as the longest budget.
+
+    With a KV pool or a token budget, `memory` is (steps that may only prefill, KV blocks
+    the requests take): memory may keep slots empty, so only the first bound holds, plus
+    those steps. Preemptions, which make rows compute tokens again, are not foreseen: the
+    run itself stops at the limits (`simulate`).
     """
     n, total = len(budgets), sum(budgets)
     longest, last_arrival = max(budgets, default=0), max(arrivals, default=0)
     before = min(last_arrival, total + n)
     drain = (ceil(n / batch_size) + 1) * longest if static else ceil(total / batch_size) + longest
     steps = min(total + n, before + drain + 1) + faults
+    events = 4 * n + total + faults
+    if memory is not None:
+        prefill_steps, blocks = memory
+        steps = total + n + prefill_steps + faults
+        events += 2 * n + prefill_steps + blocks  # prefill, kv_alloc and kv_free events
     rows = batch_size * steps if padded else total + faults * batch_size
-    events = 4 * n + total + steps + faults
-    return Work(n, prompt_tokens, total, steps, rows, events)
+    return Work(n, prompt_tokens, total, steps, rows, events + steps)
 
 
 LIMITS = {  # Work field -> (limit, what it counts)

@@ -13,8 +13,18 @@ import re
 import tomllib
 from pathlib import Path
 
+from ..core.config import KV_POLICIES
 from ..core.validation import INT64_MAX, INT64_MIN, parse_text
-from .limits import MAX_ARRIVAL_STEP, MAX_BATCH_SIZE, MAX_FILE_BYTES, MAX_LENGTH, MAX_REQUESTS, read_capped
+from .limits import (
+    MAX_ARRIVAL_STEP,
+    MAX_BATCH_SIZE,
+    MAX_FILE_BYTES,
+    MAX_KV_BLOCKS,
+    MAX_LENGTH,
+    MAX_PROMPT_TOKENS,
+    MAX_REQUESTS,
+    read_capped,
+)
 from .scenario_types import EngineConfig, ModelConfig, RequestSpec, Scenario, WorkloadConfig
 from .scenario_work import check_work
 from .toml_reader import ScenarioError, Table
@@ -97,12 +107,19 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
 
 
 def _engine(t: Table) -> EngineConfig:
+    batch_size = t.int("batch_size", 4, minimum=1, maximum=MAX_BATCH_SIZE)
+    kv = t.table("kv") or Table(t.source, {}, t.where("kv"))
     config = EngineConfig(
-        batch_size=t.int("batch_size", 4, minimum=1, maximum=MAX_BATCH_SIZE),
+        batch_size=batch_size,
         stop_token=t.int("stop_token", None, minimum=INT64_MIN, maximum=INT64_MAX),
         batching=t.str("batching", "continuous", choices=("continuous", "static")),
         padded=t.bool("padded", False),
+        kv_blocks=kv.int("blocks", None, minimum=1, maximum=MAX_KV_BLOCKS),
+        block_size=kv.int("block_size", 16, minimum=1, maximum=MAX_LENGTH),
+        kv_policy=kv.str("policy", "paged", choices=KV_POLICIES),
+        token_budget=t.int("token_budget", None, minimum=batch_size, maximum=MAX_PROMPT_TOKENS),
     )
+    kv.check_no_unknown_keys()
     t.check_no_unknown_keys()
     return config
 

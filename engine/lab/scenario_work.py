@@ -32,8 +32,14 @@ def check_work(scenario: Scenario) -> Work:
     return work
 
 
-def _engine_work(scenario: Scenario, budgets, arrivals, prompt_tokens: int) -> Work:
+def _engine_work(scenario: Scenario, budgets, arrivals, prompt_tokens: int, prompt_lens: list[int]) -> Work:
     engine = scenario.engine
+    memory = None
+    if engine.memory:
+        chunk = engine.token_budget or 1 << 62
+        prefill_steps = sum(-(-p // chunk) for p in prompt_lens)
+        blocks = -(-(prompt_tokens + sum(budgets)) // engine.block_size) + len(budgets)
+        memory = (prefill_steps, blocks)
     return worst_case(
         budgets,
         arrivals,
@@ -42,7 +48,21 @@ def _engine_work(scenario: Scenario, budgets, arrivals, prompt_tokens: int) -> W
         static=engine.batching == "static",
         padded=engine.padded,
         faults=len(scenario.model.fail_calls),
+        memory=memory,
     )
+
+
+def _check_fits(scenario: Scenario, field: str, tokens: int) -> None:
+    """A request whose prompt + max_tokens needs more blocks than the whole pool can never run."""
+    engine = scenario.engine
+    if engine.kv_blocks is None:
+        return
+    need = -(-tokens // engine.block_size)
+    if need > engine.kv_blocks:
+        raise ScenarioError(
+            f"{scenario.source}: {field}: prompt + max_tokens = {tokens:,} tokens need {need:,} blocks of "
+            f"{engine.block_size}, but engine.kv.blocks is {engine.kv_blocks:,}"
+        )
 
 
 def _effect(name: str, value: int) -> str:
@@ -62,7 +82,11 @@ def _explicit(scenario: Scenario):
     requests = scenario.explicit_requests
     budgets = [r.max_tokens for r in requests]
     prompts = sum(len(r.prompt) for r in requests)
-    work = _engine_work(scenario, budgets, [r.arrival_step or 0 for r in requests], prompts)
+    for i, r in enumerate(requests):
+        if r.max_tokens:
+            _check_fits(scenario, f"requests[{i}]", len(r.prompt) + r.max_tokens)
+    lens = [len(r.prompt) for r in requests]
+    work = _engine_work(scenario, budgets, [r.arrival_step or 0 for r in requests], prompts, lens)
     if scenario.model.kind == "scripted":  # each row's whole prefix is looked up
         reads = sum(_scripted_reads(len(r.prompt), m, len(r.script)) for r, m in zip(requests, budgets))
         work = replace(work, scripted_reads=reads)
@@ -100,7 +124,8 @@ def _generated(scenario: Scenario):
     except WorkloadTooLarge as exc:
         raise ScenarioError(f"{scenario.source}: workload.{exc.field}: {exc}") from None
     prompts = w.count * w.prompt_len[1]
-    work = _engine_work(scenario, budgets, arrivals, prompts)
+    _check_fits(scenario, "workload", w.prompt_len[1] + max(budgets, default=0))
+    work = _engine_work(scenario, budgets, arrivals, prompts, [w.prompt_len[1]] * w.count)
     distribution, params = w.output
     param = {"fixed": "value", "uniform": "max", "capped_exponential": "cap"}[distribution]
 

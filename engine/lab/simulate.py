@@ -14,7 +14,7 @@ from ..core.engine import BatchInferenceEngine
 from ..core.errors import ModelError
 from ..core.event_log import EventLog
 from ..core.models import ScriptedLLM, SimulatedLLM
-from .limits import MAX_EVENTS
+from .limits import MAX_EVENTS, MAX_STEPS
 from .scenario import ModelConfig, Scenario
 from .scenario_work import check_work
 from .toml_reader import ScenarioError
@@ -67,6 +67,7 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
     check_work(scenario)
     engine = BatchInferenceEngine.from_config(build_model(scenario), scenario.engine)
     cancels: dict[int, list[str]] = {}
+    steps = 0
     for spec in scenario.requests:
         rid = engine.submit_request(
             spec.prompt,
@@ -91,8 +92,13 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
             if not isinstance(exc.__cause__, SimulatedFault):
                 raise ScenarioError(f"{scenario.source}: model: {exc}") from None
             continue  # the fault is in the log; retry the step, as a server would
-        if len(engine.event_log) > MAX_EVENTS:  # the estimate's backstop: never expected to fire
-            raise ScenarioError(f"{scenario.source}: the run passed {MAX_EVENTS:,} events, the limit, and was stopped")
+        steps += 1
+        if len(engine.event_log) > MAX_EVENTS or steps > MAX_STEPS:  # the backstop of the estimate (and of
+            # preemptions, which it cannot foresee)
+            raise ScenarioError(
+                f"{scenario.source}: the run passed {MAX_EVENTS:,} events or {MAX_STEPS:,} steps, the limits, "
+                "and was stopped"
+            )
         if progress is not None and engine.clock % PROGRESS_EVERY == 0:
             progress(engine.clock, len(scenario.requests) - engine.num_unfinished)
     return engine.event_log

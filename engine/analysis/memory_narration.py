@@ -1,0 +1,65 @@
+"""Narration of a step's KV-cache events, in plain sentences (logs with a KV pool or a token budget).
+
+Request D is preempted: its 12 blocks are freed; it goes back to the head of the queue
+and will recompute 187 tokens.
+"""
+
+from __future__ import annotations
+
+from ..core.events import Event
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def listed(numbers: list[int]) -> str:
+    """`3`, `3 and 4`, `3, 4 and 7`."""
+    texts = [str(n) for n in numbers]
+    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
+
+
+def before_call(events: list[Event], state) -> list[str]:
+    """Preemptions, then the blocks each row takes (and how many are left free)."""
+    out, frees = [], {e.request_id: e.blocks for e in events if e.kind == "kv_free"}
+    taken: dict[str, list[int]] = {}
+    for e in events:
+        if e.kind == "preempt":
+            freed = frees.get(e.request_id, 0)
+            out.append(
+                f"Request {e.request_id} is preempted: its {plural(freed, 'block')} {'is' if freed == 1 else 'are'} "
+                f"freed; it goes back to the head of the queue and will recompute {plural(e.recompute, 'token')}."
+            )
+        elif e.kind == "kv_alloc":
+            taken.setdefault(e.request_id, []).append(e.block)
+    for rid, blocks in taken.items():
+        row = next((s for s in state.slots if s is not None and s.request_id == rid), None)
+        held = f" ({plural(len(row.blocks), 'block')} now)" if row is not None else ""
+        out.append(f"Request {rid} takes {'block' if len(blocks) == 1 else 'blocks'} {listed(blocks)}{held}.")
+    if state.free_blocks is not None and (taken or frees):
+        free = len(state.free_blocks)
+        out.append(f"{plural(free, 'block')} of the KV cache {'is' if free == 1 else 'are'} free.")
+    return out
+
+
+def after_call(events: list[Event], state, prompt_len: dict[str, int]) -> list[str]:
+    """What each prefilling row computed, and the blocks evicted rows give back."""
+    out = []
+    for e in events:
+        if e.kind == "prefill":
+            row = next((s for s in state.slots if s is not None and s.request_id == e.request_id), None)
+            target = row.prompt_len + row.generated - (row.token is not None) if row is not None else e.computed
+            if e.computed < target:
+                out.append(
+                    f"Request {e.request_id} prefills {plural(e.tokens, 'token')} ({e.computed:,}/{target:,}); "
+                    "the rest waits for the next steps' budget, so it gets no token yet."
+                )
+            elif e.tokens:
+                again = row is not None and row.generated > 1
+                out.append(
+                    f"Request {e.request_id} prefills {plural(e.tokens, 'token')} ({e.computed:,}/{target:,}) and "
+                    + ("is sent to the model again at this step." if again else "gets its first token at this step.")
+                )
+        elif e.kind == "kv_free":
+            out.append(f"Request {e.request_id} gives its {plural(e.blocks, 'block')} back to the pool.")
+    return out
