@@ -7,7 +7,8 @@
 2. engine: `BatchInferenceEngine.run()` on the same workload and model, event log on;
 3. flatness in length: engine ns/token at 4,096-token over 64-token requests;
 4. flatness in stop sequences: 100 never-matching 4-token sequences per request over 1;
-5. scale: the Anyscale cap-1536 workload through all four `compare` configurations
+5. the same with a paged KV pool and a token budget (per token, and flatness in length);
+5b. scale: the Anyscale cap-1536 workload through all four `compare` configurations
    (with the DataFrames), wall time and peak memory; bytes per stored event;
 6. the same figures for `benchmarks/naive_engine.py`;
 7. front end: building the grid figure for 64 slots × 1,000 steps;
@@ -69,9 +70,9 @@ def best(fn, repeats: int) -> float:
     return min(times)
 
 
-def engine_run(engine_class, requests, stops=None):
+def engine_run(engine_class, requests, stops=None, **options):
     def run():
-        engine = engine_class(model, BATCH, 0)
+        engine = engine_class(model, BATCH, 0, **options)
         for prompt, max_tokens in requests:
             engine.submit_request(prompt, max_tokens, None, stops)
         engine.run()
@@ -97,6 +98,23 @@ def token_figures(engine_class, quick: bool, repeats: int) -> dict:
     with_one = ns_per_token(engine_run(engine_class, requests, one), len(requests) * length, repeats)
     with_hundred = ns_per_token(engine_run(engine_class, requests, hundred), len(requests) * length, repeats)
     figures["flatness_stops"] = with_hundred / with_one
+    return figures
+
+
+def paged_options(length: int) -> dict:
+    """A paged KV pool that holds a full batch of `length`-token rows, and a token budget of 4 rows' worth."""
+    return {"kv_blocks": BATCH * (length // 16 + 2), "block_size": 16, "token_budget": 4 * BATCH}
+
+
+def paged_figures(quick: bool, repeats: int) -> dict:
+    """The engine with a paged KV pool and a token budget, on the same workloads."""
+    count, length = (500, 128) if quick else (2000, 128)
+    run = engine_run(BatchInferenceEngine, workload(count, length), **paged_options(length))
+    figures = {"ns_per_token": ns_per_token(run, count * length, repeats)}
+    total = BATCH * 4096
+    short = engine_run(BatchInferenceEngine, workload(total // 64, 64), **paged_options(64))
+    long = engine_run(BatchInferenceEngine, workload(total // 4096, 4096), **paged_options(4096))
+    figures["flatness_length"] = ns_per_token(long, total, repeats) / ns_per_token(short, total, repeats)
     return figures
 
 
@@ -195,10 +213,12 @@ def main() -> None:
     count = 500 if args.quick else 2000
     floor = ns_per_token(lambda: floor_loop(workload(count, 128), BATCH, 0), count * 128, repeats)
     engine = token_figures(BatchInferenceEngine, args.quick, repeats)
+    paged = paged_figures(args.quick, repeats)
     naive = token_figures(NaiveEngine, args.quick, repeats)
     results = {
         "floor_ns_per_token": floor,
         "engine": {**engine, "ratio_to_floor": engine["ns_per_token"] / floor, **scale_figures()},
+        "paged": {**paged, "ratio_to_floor": paged["ns_per_token"] / floor},
         "naive": {**naive, "ratio_to_floor": naive["ns_per_token"] / floor, **naive_scale()},
         "grid_figure_64x1000_s": grid_figure_seconds(repeats),
         "cancel_40k_s": cancel_seconds(),
@@ -214,6 +234,11 @@ def main() -> None:
     print(f"{'flatness: 4,096 / 64 tokens':34}{e['flatness_length']:12.2f}{n['flatness_length']:12.2f}   <= 1.25")
     print(f"{'flatness: 100 / 1 stop sequences':34}{e['flatness_stops']:12.2f}{n['flatness_stops']:12.2f}   <= 1.25")
     print(f"{'bytes per stored event':34}{e['bytes_per_event']:12.1f}{n['bytes_per_event']:12.1f}   <= 64")
+    p = results["paged"]
+    print(
+        f"paged KV pool + token budget:      {p['ns_per_token']:8.0f} ns/token, {p['ratio_to_floor']:.2f}x the floor "
+        f"(target <= 2.5), flatness 4,096 / 64 tokens {p['flatness_length']:.2f}"
+    )
     print(
         f"compare, Anyscale cap 1536, 4 configurations + DataFrames: {e['compare_cap1536_s']:.2f} s "
         f"(target < 2 s), peak {e['compare_peak_mib']:.0f} MiB, {e['events']:,} events per run"

@@ -86,7 +86,10 @@ class GridData:
             if row.stop_sequence is not None:
                 back = min(len(row.stop_sequence), row.generated, k - view.first + 1)
                 view.tails.extend((k - b, s) for b in range(back))
-            if row.token is None:
+            if row.token is None and row.computed is not None:  # a chunked prefill under way
+                target = row.prompt_len + row.generated
+                text, where = f"{row.computed}/{target}", f"prefill: {row.computed} of {target} tokens in the KV cache"
+            elif row.token is None:
                 text, where = "…", "no token (the step's model call failed)"
             else:
                 text = token_label(row.token, vocabulary)

@@ -39,6 +39,14 @@ class BlockManager:
         seq.blocks.extend(new)
         return new
 
+    def one_more_each(self, rows: list[Sequence]) -> list[int]:
+        """Append one free block to each row's table (the caller checked there are enough); their ids."""
+        free = self.free_ids
+        new = [heapq.heappop(free) for _ in rows]
+        for seq, block in zip(rows, new):
+            seq.blocks.append(block)
+        return new
+
     def free(self, seq: Sequence) -> int:
         """Give all of `seq`'s blocks back; returns how many."""
         for block in seq.blocks:

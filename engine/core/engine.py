@@ -36,7 +36,7 @@ from .model_call import call_model
 from .models import model_caller
 from .outbox import Outbox
 from .request import FinishReason, Sequence, Status, append_and_check, new_sequence
-from .scheduler import Plan, Scheduler
+from .scheduler import NOTHING, Plan, Scheduler
 from .validation import MAX_ENGINE_BATCH_SIZE, MAX_STEP, check_bool, check_choice, check_int, check_token
 
 
@@ -292,21 +292,24 @@ class BatchInferenceEngine(EngineHooks):
         scheduler, log, step = self._scheduler, self.event_log, self.clock
         may_admit = self._may_admit(scheduler.num_running) and self._preempted_at != step
         plan = scheduler.schedule(step, may_admit)
-        for action in plan.actions:
-            what, seq = action[0], action[1]
+        scheduler.return_held_slots()
+        if plan is NOTHING:
+            return plan
+        if plan.grown:  # SPEED: decoding rows' new blocks, a column at a time
+            log.kv_allocs(step, *plan.grown)
+        for what, seq, slot, *rest in plan.actions:
             if what == "admit":
-                log.append(step, EventKind.ADMIT, seq.slot, seq.log_index)
+                log.append(step, EventKind.ADMIT, slot, seq.log_index)
                 if not seq.generated:  # readmitted after a preemption, it keeps its stop-matching state
-                    seq.stop_state = self._stop_state_at_admission(seq, scheduler.previous[seq.slot])
+                    seq.stop_state = self._stop_state_at_admission(seq, scheduler.previous[slot])
             elif what == "alloc":
-                for block in action[2]:
-                    log.append(step, EventKind.KV_ALLOC, seq.slot, seq.log_index, block)
+                for block in rest[0]:
+                    log.append(step, EventKind.KV_ALLOC, slot, seq.log_index, block)
             else:  # "preempt": it goes back to the front of the queue and will recompute its tokens
-                _, seq, slot, freed = action
+                freed = rest[0]
                 log.append(step, EventKind.PREEMPT, slot, seq.log_index, len(seq.tokens))
                 log.append(step, EventKind.KV_FREE, slot, seq.log_index, freed)
                 self._preempted_at = step
-        scheduler.return_held_slots()
         return plan
 
     def _build_batch(self) -> Batch:
@@ -316,8 +319,7 @@ class BatchInferenceEngine(EngineHooks):
         SPEED: rebuilt only when a slot was taken or freed since the last step.
         """
         scheduler = self._scheduler
-        some = scheduler.rows_to_send()
-        if some is not None:
+        if scheduler.prefilling and (some := scheduler.rows_to_send()) is not None:
             return _row_view(some)
         if self._batch_version != scheduler.version:
             self._batch_cache = _row_view(scheduler.running())
@@ -328,7 +330,7 @@ class BatchInferenceEngine(EngineHooks):
         """Phase 4: one model call; a fault changes no row and raises ModelError. A step whose
         rows only prefill logs its call with 0 rows, and the model is not called."""
         step, log, rows = self.clock, self.event_log, batch.rows
-        prefill = sum(seq.scheduled for seq in plan.work) if self.config.memory else None
+        prefill = None if not self.config.memory else sum(seq.scheduled for seq in plan.work) if plan.work else 0
         if not rows:
             log.model_call(step, 0, 0, prefill)
             return array("q")

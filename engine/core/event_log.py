@@ -64,6 +64,16 @@ class EventLog:
         self.a.extend(tokens)
         self.b.extend(lengths)
 
+    def kv_allocs(self, step: int, slots: list[int], requests: list[int], blocks: list[int]) -> None:
+        """One `kv_alloc` per block, written a column at a time (the engine's hot path)."""
+        n = len(blocks)
+        self.step.extend(array("i", (step,)) * n)
+        self.kind.extend(array("b", (EventKind.KV_ALLOC,)) * n)
+        self.slot.extend(array("i", slots))
+        self.request.extend(array("i", requests))
+        self.a.extend(array("q", blocks))
+        self.b.extend(array("i", bytes(4 * n)))
+
     def emit(self, step: int, slot: int, request: int, token: int, position: int) -> None:
         """One `emit` given its position (for writers off the hot path)."""
         self.append(step, EventKind.EMIT, slot, request, token, position + len(self.requests[request].prompt) + 1)

@@ -20,7 +20,7 @@ import math
 
 from .block_manager import BlockManager
 from .request import Sequence, Status
-from .scheduler import Plan, Scheduler
+from .scheduler import NOTHING, Plan, Scheduler
 
 
 class MemoryScheduler(Scheduler):
@@ -35,14 +35,14 @@ class MemoryScheduler(Scheduler):
         self.needs_block_at: dict[int, list[Sequence]] = {}
 
     def schedule(self, step: int, may_admit: bool) -> Plan:
+        if not (self.prefilling or step in self.needs_block_at or (may_admit and self.free and self.num_waiting)):
+            return NOTHING  # SPEED: every running row just decodes, and nobody can be admitted
         plan = Plan()
         self.left = math.inf if self.budget is None else self.budget
         self.left -= self.num_running - len(self.prefilling)  # 1. decoding rows: one token each
         if self.blocks is not None and not self.reserve:
-            for seq in sorted(self.needs_block_at.pop(step, []), key=lambda row: row.admitted_at):
-                if self._needs_a_block(seq) and self._claim(seq, 1, plan):
-                    self.needs_block_at.setdefault(step + self.blocks.block_size, []).append(seq)
-        for seq in list(self.prefilling):  # 2. prefills under way, oldest first
+            self._grow_decoding_rows(step, plan)
+        for seq in list(self.prefilling) if self.prefilling else ():  # 2. prefills under way, oldest first
             if seq.status is Status.RUNNING:
                 self._prefill(seq, plan)
         if may_admit and not plan.preempted:  # 3. new prefills from the head of the queue
@@ -50,11 +50,31 @@ class MemoryScheduler(Scheduler):
                 pass
         return plan
 
-    def _needs_a_block(self, seq: Sequence) -> bool:
-        """A decoding row writes its last token this step: it needs ceil(len(tokens) / block_size) blocks."""
-        if seq.status is not Status.RUNNING or seq.prefilling:
-            return False  # filed before it was preempted or finished
-        return self.blocks.blocks_for(len(seq.tokens)) > len(seq.blocks)
+    def _grow_decoding_rows(self, step: int, plan: Plan) -> None:
+        """Decoding rows at a block boundary take one more block, oldest first, preempting if the pool is short.
+
+        A decoding row writes its last token this step, so it needs ceil(len(tokens) / block_size) blocks.
+        """
+        filed = self.needs_block_at.pop(step, None)
+        if not filed:
+            return
+        size = self.blocks.block_size
+        due = [
+            seq
+            for seq in filed
+            if seq.status is Status.RUNNING and not seq.prefilling and len(seq.tokens) > len(seq.blocks) * size
+        ]  # (filed before a preemption or the end: skipped)
+        if len(due) <= self.blocks.num_free:  # SPEED: the common case, nobody is preempted
+            blocks = self.blocks.one_more_each(due)
+            plan.grown = ([seq.slot for seq in due], [seq.log_index for seq in due], blocks)
+            grown = due
+        else:
+            grown = [
+                seq
+                for seq in sorted(due, key=lambda row: row.admitted_at)
+                if seq.status is Status.RUNNING and self._claim(seq, 1, plan)  # (it may have been preempted)
+            ]
+        self.needs_block_at.setdefault(step + size, []).extend(grown)
 
     def _prefill(self, seq: Sequence, plan: Plan) -> None:
         """Schedule as much of `seq`'s prefill as the budget allows (none: it waits)."""
@@ -81,9 +101,9 @@ class MemoryScheduler(Scheduler):
         self.admissions += 1
         seq.admitted_at, seq.prefilling, seq.computed = self.admissions, True, 0
         self.prefilling.append(seq)
-        plan.actions.append(("admit", seq))
+        plan.actions.append(("admit", seq, seq.slot))
         if self.blocks is not None and need:
-            plan.actions.append(("alloc", seq, self.blocks.allocate(seq, need)))
+            plan.actions.append(("alloc", seq, seq.slot, self.blocks.allocate(seq, need)))
         seq.scheduled = tokens
         self.left -= tokens
         plan.work.append(seq)
@@ -97,7 +117,7 @@ class MemoryScheduler(Scheduler):
             self._preempt(victim, plan)
             if victim is seq:
                 return False
-        plan.actions.append(("alloc", seq, self.blocks.allocate(seq, need)))
+        plan.actions.append(("alloc", seq, seq.slot, self.blocks.allocate(seq, need)))
         return True
 
     def _preempt(self, seq: Sequence, plan: Plan) -> None:
@@ -130,7 +150,7 @@ class MemoryScheduler(Scheduler):
 
     def rows_to_send(self) -> list[Sequence] | None:
         """Every running row but those whose prefill is still under way after this step."""
-        if not any(seq.computed + seq.scheduled < len(seq.tokens) for seq in self.prefilling):
+        if not self.prefilling or not any(seq.computed + seq.scheduled < len(seq.tokens) for seq in self.prefilling):
             return None
         return [
             seq

@@ -23,9 +23,10 @@ from .request import Sequence, Status
 class Plan:
     """What one step does before its model call."""
 
-    actions: list[tuple] = field(default_factory=list)  # in order: ("admit", seq), ("alloc", seq, block ids),
-    # ("preempt", seq, slot, blocks freed)
+    actions: list[tuple] = field(default_factory=list)  # in order, each (what, request, its slot then, ...):
+    # ("admit", seq, slot), ("alloc", seq, slot, block ids), ("preempt", seq, slot, blocks freed)
     work: list[Sequence] = field(default_factory=list)  # rows prefilling this step (`scheduled` tokens each)
+    grown: tuple | None = None  # decoding rows' new blocks, before `actions`: (slot ids, log indices, block ids)
     preempted: bool = False
 
 
@@ -33,6 +34,8 @@ NOTHING = Plan()  # a step with nothing to do before its model call (never chang
 
 
 class Scheduler:
+    prefilling: list[Sequence] = []  # rows part-way through a prefill (only with a token budget or a KV pool)
+
     def __init__(self, batch_size: int):
         self.slots: list[Sequence | None] = [None] * batch_size
         self.previous: list[Sequence | None] = [None] * batch_size  # the last request each slot held
@@ -75,7 +78,7 @@ class Scheduler:
         plan = Plan()
         while self.free and (seq := self.head()) is not None:
             self.take_slot(seq)
-            plan.actions.append(("admit", seq))
+            plan.actions.append(("admit", seq, seq.slot))
         return plan
 
     def head(self) -> Sequence | None:
