@@ -74,6 +74,29 @@ class EventLog:
         self.a.extend(array("q", blocks))
         self.b.extend(array("i", bytes(4 * n)))
 
+    def extend(self, step: int, events: list[tuple[int, int, int, int]]) -> None:
+        """Several events of one step, each (kind, slot, request, a), written a column at a time."""
+        if not events:
+            return
+        kinds, slots, requests, values = zip(*events)
+        n = len(events)
+        self.step.extend(array("i", (step,)) * n)
+        self.kind.extend(array("b", kinds))
+        self.slot.extend(array("i", slots))
+        self.request.extend(array("i", requests))
+        self.a.extend(array("q", values))
+        self.b.extend(array("i", bytes(4 * n)))
+
+    def prefills(self, step: int, rows) -> None:
+        """One `prefill` per row (`Sequence`s: tokens scheduled this step, computed in all), a column at a time."""
+        n = len(rows)
+        self.step.extend(array("i", (step,)) * n)
+        self.kind.extend(array("b", (EventKind.PREFILL,)) * n)
+        self.slot.extend(array("i", [seq.slot for seq in rows]))
+        self.request.extend(array("i", [seq.log_index for seq in rows]))
+        self.a.extend(array("q", [seq.scheduled for seq in rows]))
+        self.b.extend(array("i", [seq.computed for seq in rows]))
+
     def emit(self, step: int, slot: int, request: int, token: int, position: int) -> None:
         """One `emit` given its position (for writers off the hot path)."""
         self.append(step, EventKind.EMIT, slot, request, token, position + len(self.requests[request].prompt) + 1)

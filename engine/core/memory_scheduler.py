@@ -59,11 +59,7 @@ class MemoryScheduler(Scheduler):
         if not filed:
             return
         size = self.blocks.block_size
-        due = [
-            seq
-            for seq in filed
-            if seq.status is Status.RUNNING and not seq.prefilling and len(seq.tokens) > len(seq.blocks) * size
-        ]  # (filed before a preemption or the end: skipped)
+        due = [seq for seq in filed if seq.status is Status.RUNNING]  # (those since finished are skipped)
         if len(due) <= self.blocks.num_free:  # SPEED: the common case, nobody is preempted
             blocks = self.blocks.one_more_each(due)
             plan.grown = ([seq.slot for seq in due], [seq.log_index for seq in due], blocks)
@@ -75,6 +71,8 @@ class MemoryScheduler(Scheduler):
                 if seq.status is Status.RUNNING and self._claim(seq, 1, plan)  # (it may have been preempted)
             ]
         self.needs_block_at.setdefault(step + size, []).extend(grown)
+        for seq in grown:
+            seq.next_block_step = step + size
 
     def _prefill(self, seq: Sequence, plan: Plan) -> None:
         """Schedule as much of `seq`'s prefill as the budget allows (none: it waits)."""
@@ -122,6 +120,9 @@ class MemoryScheduler(Scheduler):
 
     def _preempt(self, seq: Sequence, plan: Plan) -> None:
         slot = seq.slot
+        filed = self.needs_block_at.get(seq.next_block_step, [])
+        if seq in filed:  # a decoding row is filed under its next block boundary: not any more
+            filed.remove(seq)
         if seq.prefilling:
             self.prefilling.remove(seq)
             if seq in plan.work:  # already scheduled this step: its tokens go back to the budget
@@ -139,14 +140,15 @@ class MemoryScheduler(Scheduler):
 
     def computed(self, plan: Plan, step: int) -> None:
         """After the step's model call: the work is done; rows whose prefill completed decode from now on."""
+        paged = self.blocks is not None and not self.reserve
         for seq in plan.work:
             seq.computed += seq.scheduled
             if seq.computed == len(seq.tokens):  # it was sent to the model, and its token is appended next
-                self.prefilling.remove(seq)
                 seq.prefilling = False
-                if self.blocks is not None and not self.reserve:
-                    next_block = step + len(seq.blocks) * self.blocks.block_size - seq.computed + 1
-                    self.needs_block_at.setdefault(next_block, []).append(seq)
+                if paged:
+                    seq.next_block_step = step + len(seq.blocks) * self.blocks.block_size - seq.computed + 1
+                    self.needs_block_at.setdefault(seq.next_block_step, []).append(seq)
+        self.prefilling = [seq for seq in self.prefilling if seq.prefilling]
 
     def rows_to_send(self) -> list[Sequence] | None:
         """Every running row but those whose prefill is still under way after this step."""
