@@ -4,33 +4,41 @@ Controls live in `ui/controls.py`, the cached runs in `ui/runs.py`, the views in
 `ui/stage.py` and `ui/tabs.py`; this page only wires them together.
 """
 
+import dataclasses
+
 import streamlit as st
 
 from ui import url
-from ui.controls import UPLOAD, playback_ui, scenario_ui, settings_ui
+from ui.controls import UPLOAD, scenario_ui, settings_ui
 from ui.practice import render_practice
 from ui.runs import Overrides, UserError, load
-from ui.stage import render_stage
-from ui.tabs import render_comparison, render_log, render_metrics, render_timeline
+from ui.stage import DEFAULT_SPEED, render_batch, render_stage
+from ui.tabs import render_comparison, render_log
+from ui.time_charts import render_metrics, render_timeline
 
-PRESENTATION_CSS = (
-    "<style>[data-testid='stSidebar'], header {display: none;} .block-container {padding-top: 2.5rem;}</style>"
-)
+# Presentation mode: no sidebar, no Streamlit toolbar (Deploy, menu), larger text for the back of the room.
+PRESENTATION_CSS = """<style>
+[data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], [data-testid='stHeader'],
+[data-testid='stToolbar'], header {display: none !important;}
+.block-container, .stMainBlockContainer {padding-top: 2rem;}
+.stMainBlockContainer p, .stMainBlockContainer label, .stMainBlockContainer td, .stMainBlockContainer th,
+[data-testid='stMetricLabel'] p, [data-testid='stMetricValue'] {font-size: 24px !important;}
+</style>"""
 
 st.set_page_config(page_title="Continuous Batching Lab", page_icon="🧮", layout="wide")
-st.session_state["full_run"] = True  # tells the playback fragment this run was not its own tick
 
 title, mode = st.columns([4, 1], vertical_alignment="bottom")
 title.title("Continuous Batching Lab")
 presentation = mode.toggle("Presentation", key="presentation", bind="query-params")
 if presentation:
     st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+lesson_box = st.container()
+switches = st.columns([2, 2, 3], vertical_alignment="center")
 
-replaying = False  # an uploaded event log: nothing to set, it is replayed as recorded
 with st.sidebar:
     name, upload, scenario = scenario_ui()
-    replaying = upload is not None and upload.name.endswith(".jsonl")
-    overrides = Overrides() if replaying else settings_ui(scenario)
+    replaying = upload is not None and upload.name.endswith(".jsonl")  # an event log: replayed as recorded
+    overrides = Overrides() if replaying else settings_ui(scenario, switches[0] if presentation else None)
     if replaying or upload is None and name == UPLOAD:
         url.save({"scenario": name})
 if name == UPLOAD and upload is None:
@@ -41,6 +49,14 @@ if name == UPLOAD and upload is None:
     st.stop()
 try:
     run = load(name, upload, overrides)
+    side_by_side = not replaying and switches[2].toggle(
+        "Static and continuous side by side",
+        key="side_by_side",
+        bind="query-params",
+        help="Plays static and continuous batching of this scenario on one clock.",
+    )
+    if side_by_side:
+        pair = [load(name, upload, dataclasses.replace(overrides, batching=b)) for b in ("static", "continuous")]
 except UserError as exc:
     st.error(str(exc))
     if "the limit is" in str(exc):
@@ -58,46 +74,40 @@ if replaying:
             f"were never delivered. It replays as recorded, up to step {len(run.replay) - 1:,}."
         )
 
-scenario = run.scenario
-if scenario is not None and not presentation:
-    st.subheader(scenario.title)
-    st.write(scenario.lesson)
-last_step = max(len(run.replay) - 1, 0)
-playing, speed = playback_ui(last_step)
-
-
-@st.fragment(run_every=1 / speed if playing else None)
-def stage() -> None:
-    """Redrawn on its own while playing: advance one step a tick, stop at the end."""
-    tick = not st.session_state.pop("full_run", False)
-    if playing and tick and not st.session_state.pop("dragged", False):
-        if st.session_state.get("step", 0) >= last_step:
-            st.session_state.play = False
-            st.rerun()
-        st.session_state.step = st.session_state.get("step", 0) + 1
-    step = 0
-    if last_step:
-        step = st.slider("Step", 0, last_step, key="step", on_change=lambda: st.session_state.update(dragged=True))
-    url.save_step(step)
-    render_stage(run, step, presentation)
-
+if run.scenario is not None:
+    with lesson_box:
+        st.subheader(run.scenario.title)
+        if not presentation:
+            st.write(run.scenario.lesson)
+        written_for = scenario.workload.count if scenario is not None and scenario.workload is not None else None
+        if written_for is not None and written_for != overrides.workload_count:
+            st.caption(
+                f"The lesson was written for {written_for:,} requests; this run has {overrides.workload_count:,} "
+                "(its figures differ)."
+            )
 
 grid_tab, timeline_tab, metrics_tab, compare_tab, log_tab, practice_tab = st.tabs(
     ["Grid", "Timeline", "Metrics", "Compare", "Event log", "Practice"], key="tab", bind="query-params"
 )
+step = min(st.session_state.get("step", 0), max(len(run.replay) - 1, 0))
 if grid_tab.open:
     with grid_tab:
-        stage()
+        runs, labels = ([run], None) if not side_by_side else (pair, ["Static batching", "Continuous batching"])
+        speed = st.session_state.get("speed", DEFAULT_SPEED)
+        step = render_stage(runs, labels, start=step, speed=speed, projector=presentation)
+        render_batch(run, step, projector=presentation)
+st.session_state.step = step
+url.save_step(step)
 if timeline_tab.open:
     with timeline_tab:
-        render_timeline(run)
+        render_timeline(run, step)
 if metrics_tab.open:
     with metrics_tab:
-        render_metrics(run)
+        render_metrics(run, step)
 if compare_tab.open:
     with compare_tab:
         toml_text = None if upload is None else upload.getvalue().decode("utf-8", "replace")
-        render_comparison(run, upload.name if upload else name, toml_text, overrides)
+        render_comparison(run, upload.name if upload else name, toml_text, overrides, projector=presentation)
 if log_tab.open:
     with log_tab:
         render_log(run)

@@ -1,18 +1,21 @@
 """Serve the app on a free localhost port and drive it with Playwright in Debian's Chromium.
 
-Shared by the browser tests and `benchmarks/browser_latency.py`. Playwright's own browser
+Shared by the browser tests and `benchmarks/stage_playback.py`. Playwright's own browser
 download does not work here, so Chromium comes from Debian (`apt-get install chromium`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -26,6 +29,25 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = ROOT / "test-artifacts"
 VIEWPORT = {"width": 1400, "height": 1000}
+
+
+def require_browser():
+    """At the top of a browser test module: skip it with a reason when Debian's Chromium is
+    missing (outside CI; in CI, where `.ci/run` installs it, that is a failure), and return
+    `playwright.sync_api`."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"no browser at {CHROMIUM}: .ci/run must install Debian's chromium", pytrace=False)
+        pytest.skip(
+            f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install chromium)", allow_module_level=True
+        )
+    return pytest.importorskip("playwright.sync_api")
+
+
+def screenshot(page, name: str, full_page: bool = False) -> None:
+    """Save the page as test-artifacts/`name`.png (look at it)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
 
 
 def free_port() -> int:
@@ -66,6 +88,8 @@ def streamlit_server(timeout: float = 90.0):
             "127.0.0.1",
             "--browser.gatherUsageStats",
             "false",
+            "--server.fileWatcherType",  # a source edit during a test run must not prompt "rerun?"
+            "none",
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -100,7 +124,34 @@ def launch(playwright):
 
 
 def step_value(page) -> int:
+    """The value of a Streamlit slider labelled Step (the Practice tab's)."""
     return int(page.locator("input[aria-label='Step']").get_attribute("value"))
+
+
+STAGE = "[data-stage-step]"  # the stage's root, which names the step it shows
+
+
+# In-page JavaScript: the stage's root element (inside the component's shadow root).
+FIND_STAGE = """() => {
+  for (const host of document.querySelectorAll('*')) {
+    const root = host.shadowRoot && host.shadowRoot.querySelector('[data-stage-step]');
+    if (root) return root;
+  }
+  return document.querySelector('[data-stage-step]');
+}"""
+
+
+def stage_step(page, index: int = 0) -> int:
+    """The step the stage shows (it lives in a component frame-less shadow root; Playwright pierces it)."""
+    return int(page.locator(STAGE).nth(index).get_attribute("data-stage-step"))
+
+
+def wait_for_stage_step(page, value: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while stage_step(page) != value:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the stage stayed at step {stage_step(page)}, expected {value}")
+        page.wait_for_timeout(20)
 
 
 def wait_for_step(page, value: int, timeout: float = 15.0) -> None:
@@ -111,10 +162,10 @@ def wait_for_step(page, value: int, timeout: float = 15.0) -> None:
         time.sleep(0.05)
 
 
-def open_app(page, url: str, query: str = "") -> None:
+def open_app(page, url: str, query: str = "", ready: str = STAGE) -> None:
+    """Open the app at `query` and wait until `ready` (by default the stage on the Grid tab) is shown."""
     page.goto(f"{url}/{query}")
-    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
-    page.wait_for_selector("input[aria-label='Step']", timeout=60_000)
+    page.wait_for_selector(ready, timeout=60_000)
     wait_until_idle(page)
 
 
@@ -130,4 +181,4 @@ def wait_for_url(page, fragment: str, present: bool = True, timeout: float = 15.
     while (fragment in page.url) != present:
         if time.monotonic() > deadline:
             raise AssertionError(f"URL {page.url} {'lacks' if present else 'still has'} {fragment!r}")
-        time.sleep(0.05)
+        page.wait_for_timeout(50)  # (not time.sleep: Playwright delivers the page's URL changes while it waits)

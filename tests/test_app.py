@@ -1,10 +1,8 @@
 """The Streamlit app under AppTest: every scenario starts, every keyed control does its job."""
 
-import base64
 import json
 import pathlib
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -20,19 +18,28 @@ def start(**query) -> AppTest:
     return app.run()
 
 
-def decode(value):
-    """Plotly sends numpy arrays as base64 `bdata`; turn them back into lists."""
-    if isinstance(value, dict) and "bdata" in value:
-        shape = [int(n) for n in str(value.get("shape", "-1")).split(",")]
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape).tolist()
-    return value
+def stage_data(app: AppTest) -> dict:
+    """What the app sent the stage on its last run (a run's frames only the first time it is shown)."""
+    stages = app.get("bidi_component")
+    assert len(stages) == 1 and stages[0].proto.component_name == "continuous_batching_lab.stage"
+    return json.loads(stages[0].proto.json)
 
 
-def grid(app: AppTest) -> dict:
-    """The grid figure's first trace (the heatmap), decoded from the chart's Plotly spec."""
-    charts = [c for c in app.get("plotly_chart") if "grid" in c.proto.id]
-    assert len(charts) == 1
-    return {key: decode(value) for key, value in json.loads(charts[0].proto.spec)["data"][0].items()}
+def frames(app: AppTest) -> dict:
+    """The frames of the run the stage shows (the app must have sent them on its last run)."""
+    data = stage_data(app)
+    assert "runs" in data, "the frames were not sent on this run"
+    return data["runs"][0]
+
+
+def report_step(app: AppTest, step: int) -> AppTest:
+    """Act as the stage does when playback pauses: report `step`, which reruns the app."""
+    app.session_state["stage_" + stage_data(app)["id"]] = {"step": step}
+    return app.run()
+
+
+def batch_caption(app: AppTest) -> str:
+    return [e.label for e in app.expander if e.label.startswith("The batch as the model sees it")][0]
 
 
 def texts(app: AppTest) -> str:
@@ -43,56 +50,88 @@ def texts(app: AppTest) -> str:
 def test_app_starts_without_exception_on_every_scenario(name):
     app = start(scenario=name)
     assert not app.exception and not app.error
-    assert grid(app)["type"] == "heatmap"
+    assert frames(app)["version"] == 1
 
 
-def test_grid_has_one_row_per_slot_and_one_column_per_step():
+def test_the_stage_gets_one_row_per_slot_and_every_step():
     app = start()
-    heatmap = grid(app)
-    assert len(heatmap["z"]) == 2 and len(heatmap["z"][0]) == 1  # part2: 2 slots, step 0
+    run = frames(app)
+    assert (run["slots"], run["steps"]) == (2, 4)  # part2: 2 slots, steps 0-3
+    assert [r["id"] for r in run["requests"]] == ["A", "B", "C", "D"]
+    assert run["occupancy"] == [[0, 0, 0, 0, 1], [0, 2, 1, 2, 1], [0, 3, 3, 3, 1], [1, 1, 0, 2, 1]]
+    assert run["narration"]["1"][0] == "Request C is admitted into slot 0 from the queue."
     app.number_input(key="batch_size").set_value(3).run()
-    assert len(grid(app)["z"]) == 3
+    assert frames(app)["slots"] == 3  # a new run: its frames are sent
 
 
-def test_next_and_prev_move_the_step_by_one():
+def test_the_frames_are_sent_once_per_run():
     app = start()
-    app.button(key="next").click().run()
-    assert app.session_state["step"] == 1
-    assert len(grid(app)["z"][0]) == 2
-    assert "Request C is admitted into slot 0 from the queue." in texts(app)
-    app.button(key="next").click().run()
-    app.button(key="prev").click().run()
-    assert app.session_state["step"] == 1
-    app.button(key="prev").click().run()
-    app.button(key="prev").click().run()
-    assert app.session_state["step"] == 0  # never below 0
+    first = stage_data(app)
+    app.run()
+    again = stage_data(app)
+    assert "runs" in first and "runs" not in again and again["id"] == first["id"]
+
+
+def test_the_reported_step_moves_the_batch_view_and_the_url():
+    app = start()
+    assert batch_caption(app) == "The batch as the model sees it at step 0"
+    report_step(app, 2)
+    assert app.session_state["step"] == 2 and app.query_params["step"] == "2"
+    assert batch_caption(app) == "The batch as the model sees it at step 2"
+    report_step(app, 99)
+    assert app.session_state["step"] == 3  # clamped to the run's last step
 
 
 def test_padded_mode_sends_batch_size_rows_every_step():
     app = start(scenario="part2-slot-refill", step=3)
-    assert "The model is called with 1 row." in texts(app)
+    assert frames(app)["narration"]["3"][2] == "The model is called with 1 row."
     app.toggle(key="padded").set_value(True).run()
-    assert "The model is called with 2 rows (the fixed batch shape), 1 of them padding; active mask [1 0]." in texts(
-        app
+    run = frames(app)
+    assert run["narration"]["3"][2] == (
+        "The model is called with 2 rows (the fixed batch shape), 1 of them padding; active mask [1 0]."
     )
-    assert grid(app)["z"][1][3] == 1  # the padded row's colour code
+    assert run["calls"][3] == [3, 2, 1]  # step 3: 2 rows sent, 1 of them padding
     assert any("Padded batch: a 2 × 1 matrix" in c.value for c in app.caption)
 
 
 def test_static_batching_and_stop_controls_change_the_run():
     app = start(scenario="part2-slot-refill")
     app.radio(key="batching").set_value("static").run()
-    assert app.slider(key="step").max == 4  # static: 5 steps instead of 4
+    assert frames(app)["steps"] == 5  # static: 5 steps instead of 4
     app = start(scenario="stop-token-included", step=2)
-    assert "the stop token" in texts(app)
-    app.number_input(key="stop_token").set_value(99).run()
-    assert "the stop token" not in texts(app)  # 0 is now an ordinary token: A runs on
-    assert "Slot 0: request A emitted 0 ('<eos>')." in texts(app).replace("&#x27;", "'").replace("&lt;", "<").replace(
-        "&gt;", ">"
-    )
+    assert any("the stop token" in s for s in frames(app)["narration"]["1"])
+    app.text_input(key="stop_token").input("99").run()
+    narration = frames(app)["narration"]
+    assert not any("the stop token" in s for ss in narration.values() for s in ss)  # 0 is an ordinary token now
+    assert "Slot 0: request A emitted 0 ('<eos>')." in narration["2"]
     app = start(scenario="part2-slot-refill", step=2)
     app.text_input(key="stop_sequences").input("31 32; 7 8").run()
-    assert "Slot 0: request C emitted 32, completing stop sequence [31, 32]" in texts(app)
+    assert (
+        "Slot 0: request C emitted 32, completing stop sequence [31, 32]; it is evicted and its callback receives "
+        "[3, 31, 32]." in frames(app)["narration"]["2"]
+    )
+
+
+def test_the_stop_token_field_can_be_emptied_and_that_means_none():
+    app = start(scenario="stop-token-included")
+    assert app.text_input(key="stop_token").value == "0"
+    app.text_input(key="stop_token").input("").run()
+    assert not app.exception and not app.error
+    assert app.query_params["stop_token"] == "none"
+    assert not any("the stop token" in s for ss in frames(app)["narration"].values() for s in ss)
+    assert app.text_input(key="stop_token").value == ""  # it stays empty: nothing puts 0 back
+    app = start(scenario="stop-token-included", stop_token="none")
+    assert app.text_input(key="stop_token").value == ""
+
+
+def test_a_bad_stop_token_shows_an_inline_error_and_keeps_the_scenario_s_own():
+    app = start(scenario="stop-token-included")
+    app.text_input(key="stop_token").input("x1").run()
+    assert not app.exception
+    assert [e.value for e in app.error] == [
+        "The stop token ('x1') is not an integer token id: write one, e.g. 0, or leave it empty for none"
+    ]
+    assert any("the stop token" in s for s in frames(app)["narration"]["1"])  # still stop token 0
 
 
 def test_bad_stop_sequence_text_shows_an_inline_error_and_no_exception():
@@ -103,26 +142,49 @@ def test_bad_stop_sequence_text_shows_an_inline_error_and_no_exception():
         "Stop sequence 2 ('3 x') is not a list of integer token ids: write token ids separated by spaces, "
         "and sequences separated by ';', e.g. 7 8; 3 3 4"
     ]
-    assert grid(app)["type"] == "heatmap"  # the run still shows, without the extra stops
+    assert stage_data(app)["id"]  # the run still shows, without the extra stops
 
 
 def test_model_knobs_rerun_the_scenario():
     app = start(scenario="first-example", step=0)
-    before = grid(app)["text"]
+    before = frames(app)["requests"]
     app.number_input(key="model_seed").set_value(5).run()
-    assert grid(app)["text"] != before
+    assert frames(app)["requests"] != before
     app = start(scenario="poisson-arrivals")
     app.number_input(key="workload_count").set_value(10).run()
-    assert "10 requests arrive" not in texts(app)  # Poisson: they arrive over time
-    assert app.slider(key="step").max < 100
+    assert len(frames(app)["requests"]) == 10 and frames(app)["steps"] < 100
+
+
+def test_the_lesson_says_when_the_request_count_differs_from_the_one_it_describes():
+    app = start(scenario="anyscale-cap128")
+    assert not [c for c in app.caption if c.value.startswith("The lesson was written for")]
+    app.number_input(key="workload_count").set_value(50).run()
+    assert [c.value for c in app.caption if c.value.startswith("The lesson was written for")] == [
+        "The lesson was written for 1,000 requests; this run has 50 (its figures differ)."
+    ]
 
 
 def test_query_parameters_open_the_same_view():
-    app = start(scenario="stop-sequences", step=3, batch_size=3, tab="Grid")
+    app = start(scenario="stop-sequences", step=3, batch_size=3, tab="Grid", speed=30)
     assert not app.exception
     assert app.session_state["step"] == 3 and app.session_state["batch_size"] == 3
-    assert len(grid(app)["z"]) == 3
-    assert app.query_params["scenario"] == "stop-sequences"
+    data = stage_data(app)
+    assert (data["start"], data["speed"], data["runs"][0]["slots"]) == (3, 30, 3)
+    assert app.query_params["scenario"] == "stop-sequences" and app.query_params["speed"] == "30"
+
+
+def test_a_speed_in_the_url_snaps_to_an_offered_one_and_a_bad_one_is_ignored():
+    assert stage_data(start(speed=25))["speed"] == 30
+    assert stage_data(start(speed="fast"))["speed"] == 2
+    assert stage_data(start(speed=1000))["speed"] == 2  # out of range: ignored
+
+
+def test_side_by_side_sends_static_and_continuous_runs_on_one_stage():
+    app = start(scenario="static-vs-continuous", side_by_side="true")
+    data = stage_data(app)
+    assert data["labels"] == ["Static batching", "Continuous batching"]
+    assert [run["batching"] for run in data["runs"]] == ["static", "continuous"]
+    assert data["runs"][0]["steps"] > data["runs"][1]["steps"]
 
 
 @pytest.mark.parametrize("tab", ["Timeline", "Metrics", "Compare", "Event log"])
@@ -136,10 +198,13 @@ def test_every_tab_renders(tab):
         assert "6 of 54 events" in [c.value for c in app.caption]
 
 
-def test_presentation_mode_hides_the_controls_and_the_lesson():
+def test_presentation_mode_hides_the_controls_and_keeps_the_title_and_the_switches():
     app = start(presentation="true")
-    assert any("stSidebar" in m.value for m in app.markdown)
-    assert not app.subheader
+    assert any("stSidebar" in m.value and "stToolbar" in m.value for m in app.markdown)
+    assert [h.value for h in app.subheader] == ["Part 2: a freed slot is refilled at once"]
+    assert not [m for m in app.markdown if m.value.startswith("The seeds' Part 2.")]  # the lesson is not read out
+    assert app.radio(key="batching") not in app.sidebar.radio and app.toggle(key="padded") not in app.sidebar.toggle
+    assert stage_data(app)["projector"] is True
 
 
 def test_choosing_upload_without_a_file_explains_what_to_do():
@@ -153,5 +218,6 @@ def test_choosing_another_scenario_starts_from_its_own_settings_at_step_0():
     app = start(scenario="part2-slot-refill", batch_size=3, step=2)
     assert app.session_state["step"] == 2 and app.session_state["batch_size"] == 3
     app.selectbox(key="scenario").set_value("stop-sequences").run()
+    assert stage_data(app)["start"] == 0
     assert app.session_state["step"] == 0 and app.session_state["batch_size"] == 4
     assert "step" not in app.query_params and app.query_params["batch_size"] == "4"

@@ -1,20 +1,12 @@
 """Hostile input in a real browser: two tiny files and one heavy link each end in a message within
 30 s, and the server they hit stays under 1.5 GB resident (read from /proc)."""
 
-import os
 import time
 
-import pytest
-
-from tests.browser_support import ARTIFACTS, CHROMIUM, VIEWPORT, launch, open_app, streamlit_server
+from tests.browser_support import ARTIFACTS, VIEWPORT, launch, open_app, require_browser, streamlit_server
 from tests.test_hostile_uploads import HEAVY_URL, TINY_JSONL, TINY_TOML
 
-if not os.path.exists(CHROMIUM):
-    if os.environ.get("CI"):
-        pytest.fail(f"no browser at {CHROMIUM}: .ci/run must install Debian's chromium", pytrace=False)
-    pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
-
-sync_api = pytest.importorskip("playwright.sync_api")
+sync_api = require_browser()
 MESSAGE_WITHIN_MS = 30_000
 MAX_RESIDENT = 1.5 * 2**30
 

@@ -13,7 +13,9 @@ from engine.practice.checker.reconstruct import reconstruct
 from engine.practice.checker.run import reference
 from engine.practice.checker.trace import run_case
 from engine.practice.zoo import BUGS, CrossedResults
-from ui.practice import ALLOW_CODE, checker_pair, first_difference
+from ui.pair_view import checker_pair
+from ui.paired_runs import first_difference
+from ui.practice import ALLOW_CODE
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 

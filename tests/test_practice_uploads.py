@@ -16,7 +16,7 @@ from engine.practice.checker.run import check, reference
 from engine.practice.checker.trace import MAX_CALLS, Trace, run_case
 from engine.practice.zoo import CrossedResults
 from tests.helpers import Upload
-from ui.practice import checker_pair
+from ui.pair_view import checker_pair
 from ui.runs import MAX_UPLOAD_BYTES
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")

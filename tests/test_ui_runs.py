@@ -1,4 +1,4 @@
-"""The app's data layer without a browser: uploads, stop-sequence text, the grid and batch arrays."""
+"""The app's data layer without a browser: uploads, stop text, the frames and the batch arrays."""
 
 import pytest
 
@@ -14,8 +14,15 @@ from ui.runs import (
     apply_overrides,
     load,
     parse_stop_sequences,
+    parse_stop_token,
     uploaded_scenario,
 )
+
+
+def test_stop_token_text_parses_and_an_empty_field_means_none():
+    assert parse_stop_token(" 7 ") == 7 and parse_stop_token("") is None and parse_stop_token("none") is None
+    with pytest.raises(UserError, match=r"^The stop token \('x'\) is not an integer token id"):
+        parse_stop_token("x")
 
 
 def test_stop_sequence_text_parses_and_reports_the_bad_part():
@@ -60,7 +67,7 @@ def test_an_uploaded_log_replays_without_the_engine():
     log = simulate(resolve_scenario("cancellation"))
     run = load("upload", Upload("run.jsonl", log.to_jsonl().encode()), Overrides())
     assert run.scenario is None and run.log == log
-    assert run.grid.window(0, log.num_steps - 1).code.shape == (2, log.num_steps)
+    assert (run.frames["slots"], run.frames["steps"]) == (2, log.num_steps)
 
 
 def test_an_uploaded_scenario_runs_with_overrides():
@@ -78,11 +85,10 @@ def test_overrides_add_stop_sequences_to_every_request_and_clear_the_stop_token(
     assert len(scenario.requests) == 5 and all(r.stop_sequences == [[7, 8]] for r in scenario.requests)
 
 
-def test_grid_codes_mark_padded_rows_and_the_batch_view_counts_padding():
+def test_frames_mark_padded_rows_and_the_batch_view_counts_padding():
     run = load("padded-vs-ragged", None, Overrides())
-    column = run.grid.window(3, 3)
-    assert column.code[:, 0].tolist() == [1, column.code[1, 0], 1, 1]
-    assert column.label[1, 0] == "24"
+    assert run.frames["calls"][3] == [3, 4, 3]  # step 3: 4 rows sent, 3 of them padding
+    assert run.frames["requests"][1]["tokens"][3] == 24  # B's token at step 3
     view = batch_view(run.replay, 3)
     assert (
         view.caption()

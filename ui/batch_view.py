@@ -18,6 +18,7 @@ from ui import palette
 from ui.grid import token_label
 
 MAX_POSITIONS = 24
+BOTTOM_MARGIN = 64  # px under the rows: tick labels, then the axis title clear of them
 
 
 @dataclass
@@ -45,8 +46,10 @@ class BatchView:
         )
 
 
-def batch_view(replay: Replay, step: int) -> BatchView:
+def batch_view(replay: Replay, step: int, colours: list[int] | None = None) -> BatchView:
+    """The batch of `step`'s model call; `colours` (frames' colour per request index) matches the stage."""
     state, index = replay[step], replay.log.request_index
+    colour = colours if colours is not None else range(len(replay.log.requests))  # by request index
     padded = replay.log.config.padded
     rows = []
     if state.rows_sent:
@@ -57,12 +60,14 @@ def batch_view(replay: Replay, step: int) -> BatchView:
                 continue
             prefix = replay.prefix(row.request_id, row.generated - 1)
             label = f"slot {slot} · mask 1" if padded else f"slot {slot}"
-            rows.append((f"{label} · {row.request_id}", prefix, palette.request_code(index[row.request_id])))
+            rows.append((f"{label} · {row.request_id}", prefix, palette.request_code(colour[index[row.request_id]])))
     width = max((len(p) for _, p, _ in rows if p is not None), default=0)
     return BatchView(rows, width, padded)
 
 
-def batch_figure(view: BatchView, vocabulary: dict[int, str], height_scale: float = 1.0) -> go.Figure:
+def batch_figure(
+    view: BatchView, vocabulary: dict[int, str], height_scale: float = 1.0, text_size: int = 12
+) -> go.Figure:
     shown = min(view.width, MAX_POSITIONS)
     start = view.width - shown  # the first position drawn
     code = np.zeros((len(view.rows), shown), dtype=np.int16)
@@ -93,13 +98,16 @@ def batch_figure(view: BatchView, vocabulary: dict[int, str], height_scale: floa
             showscale=False,
             xgap=2,
             ygap=2,
+            textfont={"size": text_size},
         )
     )
+    title = "position in the prefix" + (" (last positions)" if start else "")
     figure.update_layout(
-        height=int((max(len(view.rows), 1) * 30 + 80) * height_scale),
-        margin={"l": 10, "r": 10, "t": 10, "b": 40},
-        xaxis={"title": "position in the prefix" + (" (last positions)" if start else ""), "type": "category"},
+        height=int(max(len(view.rows), 1) * 30 * height_scale) + 10 + BOTTOM_MARGIN,
+        margin={"l": 10, "r": 10, "t": 10, "b": BOTTOM_MARGIN},  # room for the ticks, then the title below them
+        xaxis={"title": {"text": title, "standoff": 14}, "type": "category", "automargin": True},
         yaxis={"autorange": "reversed"},
         plot_bgcolor="white",
+        font_size=text_size,
     )
     return figure

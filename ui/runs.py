@@ -16,6 +16,7 @@ from functools import cached_property
 import streamlit as st
 
 from engine import EventLog
+from engine.analysis.frames import encode
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.analysis.replay import Replay
 from engine.lab.compare import compare
@@ -23,7 +24,6 @@ from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
 from engine.lab.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
 from engine.lab.simulate import simulate
 from ui.cache import SizedCache
-from ui.grid import GridData, grid_data
 
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES  # uploads above this are refused with a message
 RUNS = SizedCache(max_bytes=768 * 2**20)  # every session's runs together
@@ -55,10 +55,11 @@ class Run:
 
     log: EventLog
     replay: Replay
-    grid: GridData
     steps: object  # pandas DataFrame, step_metrics
     requests: object  # pandas DataFrame, request_metrics
     scenario: Scenario | None  # None for an uploaded event log
+    digest: str  # names the run (the stage keeps its place per run)
+    frames: dict  # what the stage plays (engine.analysis.frames.encode)
 
     @cached_property
     def summary(self) -> dict:
@@ -75,7 +76,21 @@ class Run:
         columns = sum(c.itemsize * len(c) for c in (log.step, log.kind, log.slot, log.request, log.a, log.b))
         tokens = sum(len(tokens) for tokens in self.replay.outputs.values()) + sum(len(i.prompt) for i in log.requests)
         frames = sum(int(f.memory_usage(index=True).sum()) for f in (self.steps, self.requests))
-        return 2 * columns + 40 * tokens + frames + 400 * len(log.requests)
+        narration = sum(len(s) + 60 for sentences in self.frames["narration"].values() for s in sentences)
+        return 2 * columns + 60 * tokens + frames + narration + 600 * len(log.requests)
+
+
+def parse_stop_token(text: str) -> int | None:
+    """`"0"` -> 0; an empty field (or `none`) -> None: no stop token. Raises UserError otherwise."""
+    text = text.strip()
+    if text.lower() in ("", "none"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise UserError(
+            f"The stop token ({text!r}) is not an integer token id: write one, e.g. 0, or leave it empty for none"
+        ) from None
 
 
 def parse_stop_sequences(text: str) -> tuple[tuple[int, ...], ...]:
@@ -117,12 +132,13 @@ def apply_overrides(scenario: Scenario, o: Overrides) -> Scenario:
     return scenario
 
 
-def _run(log: EventLog, scenario: Scenario | None) -> Run:
+def _run(log: EventLog, scenario: Scenario | None, digest: str) -> Run:
     replay = Replay(log)
     steps = step_metrics(log)
     if scenario is not None:  # carried in the log's header, so a downloaded log keeps its words
         log.vocabulary = dict(scenario.vocabulary)
-    return Run(log, replay, grid_data(replay, log.vocabulary), steps, request_metrics(log, steps=steps), scenario)
+    frames = encode(replay, scenario.captions if scenario else {})
+    return Run(log, replay, steps, request_metrics(log, steps=steps), scenario, digest, frames)
 
 
 def scenario_run(name: str, toml_text: str | None, overrides: Overrides) -> Run:
@@ -132,7 +148,7 @@ def scenario_run(name: str, toml_text: str | None, overrides: Overrides) -> Run:
         scenario = resolve_scenario(name) if toml_text is None else parse_scenario(toml_text, name)
         scenario = apply_overrides(scenario, overrides)
         with st.spinner("Running the engine…"):
-            return _run(simulate(scenario), scenario)
+            return _run(simulate(scenario), scenario, hashlib.sha256(repr(key).encode()).hexdigest()[:16])
 
     key = ("scenario", name, None if toml_text is None else hashlib.sha256(toml_text.encode()).hexdigest(), overrides)
     return RUNS.get(key, make, Run.nbytes)
@@ -147,7 +163,7 @@ def log_run(jsonl_text: str, digest: str) -> Run:
             check_loaded_log(log)
             if not len(log):
                 raise ValueError("the event log has a header but no events to replay")
-            return _run(log, None)
+            return _run(log, None, digest[:16])
 
     return RUNS.get(("log", digest), make, Run.nbytes)
 

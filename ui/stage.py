@@ -1,50 +1,80 @@
-"""The main view of one step: the slot grid, the waiting queue, the narration, the model's batch."""
+"""The stage: the slot grid, the waiting queue and the narration, played in the browser.
+
+The stage is a Streamlit custom component (v2) whose CSS and JavaScript ship in
+`ui/stage_component/` (nothing is fetched at run time). Python sends a run's frames
+(`engine.analysis.frames.encode`, computed once per run) the first time the session shows
+that run; later reruns send only the run's id, and the browser keeps the frames it has.
+If the browser has lost them (it fires `missing`), the next run sends them again.
+Playback, at up to 60 steps a second, runs in the browser, and the stage reports its step
+back when playback pauses or a manual move settles. Below it, the batch as the model sees
+it is drawn by Python for the reported step.
+"""
 
 from __future__ import annotations
 
-import html
+from pathlib import Path
 
 import streamlit as st
 
-from engine.analysis.narration import names, narrate
 from ui.batch_view import batch_figure, batch_view
-from ui.grid import grid_figure
 from ui.runs import Run
 
-
-def narration_lines(run: Run, step: int) -> list[str]:
-    captions = run.scenario.captions if run.scenario else {}
-    if step in captions:
-        return [captions[step]]
-    return narrate(run.replay, step, run.log.vocabulary)
-
-
-def render_stage(run: Run, step: int, presentation: bool) -> None:
-    scale = 1.45 if presentation else 1.0
-    state = run.replay[step]
-    grid_column, side = st.columns([3, 1.25] if not presentation else [3, 1.6])
-    with grid_column:
-        st.plotly_chart(grid_figure(run.grid, step, scale), key="grid", config={"displayModeBar": False})
-    with side:
-        waiting = list(state.waiting)
-        st.markdown(
-            f"**Waiting queue at step {step}:** "
-            + (names(waiting) if waiting else "empty")
-            + (f" ({len(waiting)})" if len(waiting) > 1 else "")
-        )
-        size = "1.35rem" if presentation else "1rem"
-        sentences = "".join(f"<li>{html.escape(s)}</li>" for s in narration_lines(run, step))
-        st.markdown(
-            f'<div class="narration" style="font-size:{size}"><b>Step {step}</b><ul>{sentences}</ul></div>',
-            unsafe_allow_html=True,
-        )
-    render_batch(run, step, scale)
+HERE = Path(__file__).resolve().parent / "stage_component"
+SPEEDS = (0.5, 1, 2, 4, 8, 15, 30, 60)  # steps per second the speed menu offers
+DEFAULT_SPEED = 2
+STAGE = st.components.v2.component(
+    "continuous_batching_lab.stage",
+    css=(HERE / "stage.css").read_text(encoding="utf-8"),
+    js=(HERE / "frames.js").read_text(encoding="utf-8") + "\n" + (HERE / "stage.js").read_text(encoding="utf-8"),
+)
 
 
-def render_batch(run: Run, step: int, scale: float) -> None:
-    view = batch_view(run.replay, step)
-    with st.expander("The batch as the model sees it at this step", expanded=True):
+def nearest_speed(speed: float) -> float:
+    """The offered speed closest to `speed` (a URL may ask for any)."""
+    return min(SPEEDS, key=lambda offered: abs(offered - speed))
+
+
+def last_step(runs: list[Run]) -> int:
+    return max(max(len(run.replay) for run in runs) - 1, 0)
+
+
+def render_stage(runs: list[Run], labels: list[str] | None, start: int, speed: float, projector: bool) -> int:
+    """Mount the stage for `runs` (one, or two side by side on one clock) and return its step.
+
+    `start` is where a newly mounted stage begins (the session's step); afterwards the
+    stage keeps its own place across reruns and reports it back.
+    """
+    run_id = "|".join(run.digest for run in runs)
+    sent = st.session_state.setdefault("stage_sent", set())
+    data = {
+        "id": run_id,
+        "labels": labels,
+        "start": min(start, last_step(runs)),
+        "speed": nearest_speed(speed),
+        "speeds": SPEEDS,
+        "projector": projector,
+    }
+    if run_id not in sent:
+        data["runs"] = [run.frames for run in runs]
+        sent.add(run_id)
+    result = STAGE(
+        key=f"stage_{run_id}",
+        data=data,
+        default={"step": data["start"]},
+        on_step_change=lambda: None,
+        on_missing_change=lambda: sent.discard(run_id),  # a trigger: the browser lost the frames
+    )
+    step = result.step if isinstance(result.step, int) else data["start"]
+    return min(max(step, 0), last_step(runs))
+
+
+def render_batch(run: Run, step: int, projector: bool) -> None:
+    """The padded matrix or the ragged rows the model received at `step`, with its mask, in the
+    stage's request colours (for a projector: 24 px text in taller rows)."""
+    step = min(step, max(len(run.replay) - 1, 0))
+    view = batch_view(run.replay, step, run.frames["colours"])
+    with st.expander(f"The batch as the model sees it at step {step}", expanded=True):
         st.caption(view.caption())
         if view.rows:
-            figure = batch_figure(view, run.log.vocabulary, scale)
+            figure = batch_figure(view, run.log.vocabulary, 1.6 if projector else 1.0, 24 if projector else 12)
             st.plotly_chart(figure, key="batch", config={"displayModeBar": False})

@@ -35,8 +35,9 @@ def _bool(text: str) -> bool:
     return text == "true"
 
 
-def _stop_token(text: str) -> int | None:
-    return None if text == "none" else int(text)
+def _stop_token(text: str) -> str:
+    """The stop-token field's text: "none" is the empty field."""
+    return "" if text == "none" else str(int(text))
 
 
 def _batching(text: str) -> str:
@@ -57,7 +58,9 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "workload_count": _number(int, 1, 5_000),
     "workload_seed": _number(int, 0, 10**6),
     "step": _number(int, 0, 2**31 - 1),
+    "speed": _number(float, 0.5, 60.0),  # steps per second the stage starts playing at
 }
+KEPT = ("step", "speed")  # written by the stage's side (`save_step`) or only read, never by `save`
 
 
 def load_once() -> None:
@@ -81,9 +84,9 @@ def _text(value: object) -> str:
 
 def save(values: dict[str, object]) -> None:
     """Write these settings to the URL and drop the ones this view no longer has (the step
-    is written by `save_step`)."""
+    is written by `save_step`, the speed only read)."""
     for key in PARSERS:
-        if key != "step":
+        if key not in KEPT:
             _put(key, values.get(key, ""))
 
 

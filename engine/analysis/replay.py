@@ -103,6 +103,14 @@ class Replay:
         """The request's prompt plus its first `generated` tokens: a row of the model input."""
         return self.outputs[request_id][: self.prompt_len[request_id] + generated]
 
+    def occupancies(self) -> list[list[Occupancy]]:
+        """Per slot, every stretch a request held it, in admission order."""
+        return self._occupancy
+
+    def waits(self) -> list[tuple[int, int, int, int]]:
+        """Every stretch a request waited: (request, from step, until step, place in the queue: lower first)."""
+        return [tuple(map(int, row)) for row in zip(*self._queue)]
+
     def busy_steps(self) -> np.ndarray:
         """The steps that have events (the others are idle: the engine's clock jumped over them)."""
         return np.unique(np.frombuffer(self.log.step, dtype=np.int32)) if len(self.log) else np.zeros(0, np.int32)

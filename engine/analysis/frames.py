@@ -1,0 +1,168 @@
+"""A run's frames for a player: everything the stage draws at any step, encoded once and compactly.
+
+The stage (ui/stage_component) plays a run in the browser, so it gets the whole run at
+once, as plain lists that grow with the events, never with steps x slots:
+
+- `requests`: per request its id, prompt length and generated tokens; `colours`: an index each;
+- `occupancy`: [slot, request, first step, last step, how] per stretch a request held a
+  slot; how: 0 it still holds it when the log ends, 1 evicted after its last step's model
+  call, 2 it left at the next step's start (cancelled or preempted);
+- `emits`: [request, first step, count] runs of consecutive steps at which it got a token;
+- `stops`: [request, step, tokens] per completed stop: the tail to outline, from then on;
+- `partial`: [request, step] cells after which a stop sequence is part-way matched;
+- `waits`: [request, from, until, order] stretches in the queue (the queue after admission);
+- `preempted`: [request, step] per preemption (it left its slot at that step's start);
+- `busy`: the steps that have events (between them, the clock jumped: idle);
+- `calls`: [step, rows sent, padded rows] per model call; `faults`: steps whose call failed;
+- `narration`: the sentences of every busy step (a scenario's caption replaces them).
+
+Colours are chosen so that neighbouring slots at the same time, and one slot's successive
+occupants, never share one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.events import NONE, EventKind
+from ..core.stops import NO_MATCH, stop_matcher
+from .narration import narrate
+from .replay import FOREVER, Replay
+
+COLOURS = 12  # the palette's size (ui/stage_component/stage.css has the colours)
+STILL_THERE, AFTER_CALL, NEXT_STEP = 0, 1, 2
+
+
+def encode(replay: Replay, captions: dict[int, str] | None = None) -> dict:
+    """The frames of `replay`'s run, as JSON-ready lists."""
+    log, captions = replay.log, captions or {}
+    steps, kinds, requests = (
+        _column(c, dt, log) for c, dt in ((log.step, np.int32), (log.kind, np.int8), (log.request, np.int32))
+    )
+    occupancy = _occupancy(replay)
+    emits = _emit_runs(steps, kinds, requests)
+    busy = np.unique(steps).tolist()
+    generated = [replay.outputs[info.request_id][len(info.prompt) :] for info in log.requests]
+    return {
+        "version": 1,
+        "slots": log.config.batch_size,
+        "steps": len(replay),
+        "padded": log.config.padded,
+        "batching": log.config.batching,
+        "requests": [
+            {"id": info.request_id, "prompt": len(info.prompt), "tokens": tokens}
+            for info, tokens in zip(log.requests, generated)
+        ],
+        "colours": colours(occupancy, len(log.requests)),
+        "occupancy": occupancy,
+        "emits": emits,
+        "stops": _stops(log, steps, kinds, requests),
+        "partial": _partial(log, emits, generated),
+        "waits": [list(row) for row in replay.waits()],
+        "preempted": [[int(requests[i]), int(steps[i])] for i in np.flatnonzero(kinds == EventKind.PREEMPT)],
+        "busy": busy,
+        "calls": _calls(log, steps, kinds),
+        "faults": sorted({int(steps[i]) for i in np.flatnonzero(kinds == EventKind.ERROR) if requests[i] == NONE}),
+        "words": {str(token): word for token, word in log.vocabulary.items()},
+        "narration": {
+            str(step): [captions[step]] if step in captions else narrate(replay, step, log.vocabulary) for step in busy
+        },
+    }
+
+
+def _column(values, dtype, log) -> np.ndarray:
+    return np.frombuffer(values, dtype).astype(np.int64) if len(log) else np.zeros(0, np.int64)
+
+
+def _occupancy(replay: Replay) -> list[list[int]]:
+    """Every stretch a request held a slot, with how it ended (see the module docstring)."""
+    log, out = replay.log, []
+    left_early = {
+        (log.slot[i], log.request[i], log.step[i])
+        for i in range(len(log))
+        if log.kind[i] in (EventKind.EVICT, EventKind.PREEMPT) and log.slot[i] != NONE
+    }
+    for slot, held in enumerate(replay.occupancies()):
+        for o in held:
+            if o.last >= FOREVER:
+                how, last = STILL_THERE, len(replay) - 1
+            else:
+                how, last = (NEXT_STEP if (slot, o.request, o.last + 1) in left_early else AFTER_CALL), o.last
+                if (slot, o.request, o.last) in left_early:
+                    how = AFTER_CALL
+            out.append([slot, o.request, o.start, last, how])
+    return out
+
+
+def _emit_runs(steps, kinds, requests) -> list[list[int]]:
+    """[request, first step, count] per run of consecutive steps at which a request emitted."""
+    emits = np.flatnonzero(kinds == EventKind.EMIT)
+    order = emits[np.lexsort((steps[emits], requests[emits]))]
+    runs: list[list[int]] = []
+    for request, step in zip(requests[order].tolist(), steps[order].tolist()):
+        if runs and runs[-1][0] == request and runs[-1][1] + runs[-1][2] == step:
+            runs[-1][2] += 1
+        else:
+            runs.append([request, step, 1])
+    return runs
+
+
+def _stops(log, steps, kinds, requests) -> list[list[int]]:
+    out = []
+    for i in np.flatnonzero(kinds == EventKind.STOP_MATCH).tolist():
+        index, request = log.a[i], int(requests[i])
+        length = 1 if index == -1 else len(log.requests[request].stop_sequences[index])
+        out.append([request, int(steps[i]), length])
+    return out
+
+
+def _partial(log, emits: list[list[int]], generated: list[list[int]]) -> list[list[int]]:
+    """Cells after whose token some stop sequence is part-way matched (not yet completed)."""
+    at: dict[int, list[int]] = {}
+    for request, first, count in emits:
+        at.setdefault(request, []).extend(range(first, first + count))
+    out = []
+    for request, emit_steps in at.items():
+        stops = log.requests[request].stop_sequences
+        if not stops:
+            continue
+        matcher, state = stop_matcher(stops), 0
+        for step, token in zip(emit_steps, generated[request]):
+            state = matcher.advance(state, token)
+            if state and matcher.matched(state) == NO_MATCH:
+                out.append([request, step])
+    return out
+
+
+def _calls(log, steps, kinds) -> list[list[int]]:
+    out = []
+    for i in np.flatnonzero(kinds == EventKind.MODEL_CALL).tolist():
+        bits, _ = log.call_mask(log.b[i])
+        out.append([int(steps[i]), log.a[i], log.a[i] - bits.bit_count()])
+    return out
+
+
+def colours(occupancy: list[list[int]], count: int) -> list[int]:
+    """A colour index per request, never that of a request in a neighbouring slot at an
+    overlapping time, nor of the one before or after it in its own slot.
+
+    Greedy in admission order: when a request is coloured, the only coloured requests it
+    must differ from are its slot's previous occupant and the rows then running next to it,
+    so a handful of colours always suffice.
+    """
+    colour = [-1] * count
+    ordered = sorted(occupancy, key=lambda row: (row[2], row[0]))
+    by_slot: dict[int, list[list[int]]] = {}
+    for row in ordered:
+        by_slot.setdefault(row[0], []).append(row)
+    for slot, request, first, last, _ in ordered:
+        if colour[request] != -1:
+            continue  # readmitted after a preemption: it keeps its colour
+        taken = {
+            colour[other]
+            for neighbour in (slot - 1, slot, slot + 1)
+            for _, other, other_first, other_last, _ in by_slot.get(neighbour, ())
+            if other != request and other_first <= last + 1 and other_last >= first - 1
+        }
+        colour[request] = next((c for c in range(COLOURS) if c not in taken), request % COLOURS)
+    return [c if c >= 0 else i % COLOURS for i, c in enumerate(colour)]

@@ -1,0 +1,29 @@
+"""Fixtures shared by the browser tests: one app server per module, one Chromium, a fresh page per test."""
+
+import pytest
+
+from tests.browser_support import VIEWPORT, launch, streamlit_server
+
+
+@pytest.fixture(scope="module")
+def url():
+    """The base URL of the app, served for the module's tests."""
+    with streamlit_server() as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page(viewport=VIEWPORT)
+    yield page
+    page.close()

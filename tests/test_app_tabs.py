@@ -1,0 +1,169 @@
+"""The Timeline, Metrics and Event log tabs: bars in each request's stage colour, a cursor at
+the Grid's step, only the Event log columns its shown events use, downloads that do not rerun.
+"""
+
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.core.dataframe import KIND_LABELS, events_frame
+from ui import palette
+from ui.batch_view import BOTTOM_MARGIN, batch_figure, batch_view
+from ui.runs import Overrides, load
+from ui.tabs import visible_columns
+from ui.time_charts import admitted_slots, over_time_figure, span, timeline_figure
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+STAGE_CSS = ROOT / "ui" / "stage_component" / "stage.css"
+ALWAYS = ["step", "kind", "slot", "request_id"]
+
+
+def start(**query) -> AppTest:
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in query.items():
+        app.query_params[key] = str(value)
+    return app.run()
+
+
+def chart(app: AppTest, key: str) -> dict:
+    """The Plotly spec of the chart with this key."""
+    charts = [c for c in app.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
+    assert len(charts) == 1, [c.proto.id for c in app.get("plotly_chart")]
+    return json.loads(charts[0].proto.spec)
+
+
+def cursor(layout: dict) -> tuple[list, list]:
+    """The x positions of the layout's vertical lines and the texts of its annotations."""
+    lines = [s["x0"] for s in layout.get("shapes", []) if s["type"] == "line" and s["x0"] == s["x1"]]
+    return lines, [a["text"] for a in layout.get("annotations", [])]
+
+
+def part2():
+    return load("part2-slot-refill", None, Overrides())
+
+
+def test_palette_is_the_stage_css_palette():
+    found = dict(re.findall(r"--c(\d+):\s*(#[0-9a-fA-F]{6})", STAGE_CSS.read_text(encoding="utf-8")))
+    assert sorted(map(int, found)) == list(range(12))
+    assert [found[str(i)].lower() for i in range(12)] == palette.REQUESTS
+
+
+def test_timeline_colours_running_bars_by_request_as_the_stage_does_and_puts_the_slot_in_the_hover():
+    run = part2()  # A and B start in slots 0 and 1; C refills slot 0 at step 1, D at step 3
+    assert run.frames["colours"] == [0, 1, 2, 0]
+    running = timeline_figure(run, 0).data[1]
+    assert running.marker.color == ("#8dd3c7", "#fdb462", "#bebada", "#8dd3c7")
+    assert running.marker.color[0] == palette.REQUESTS[run.frames["colours"][0]]  # teal is request A
+    assert running.marker.color[2] != palette.REQUESTS[0]  # C holds slot 0, but is not slot 0's teal
+    assert running.hovertext == (
+        "A: running in slot 0, step 0",
+        "B: running in slot 1, steps 0–2",
+        "C: running in slot 0, steps 1–2",
+        "D: running in slot 0, step 3",
+    )
+    assert running.name == "running (colour = request, as on the Grid)"
+
+
+def test_timeline_bars_centre_on_their_steps_and_waits_are_hovered_only_when_they_happened():
+    figure = timeline_figure(part2(), 0)
+    waiting, running = figure.data
+    assert list(running.base) == [-0.5, -0.5, 0.5, 2.5] and list(running.x) == [1, 3, 2, 1]
+    assert list(waiting.base) == [-0.5] * 4 and list(waiting.x)[2:] == [1, 3] and np.isnan(waiting.x[:2]).all()
+    assert waiting.hovertext == ("", "", "C: waiting, step 0", "D: waiting, steps 0–2")
+
+
+def test_span_and_admitted_slots_name_steps_and_slots_in_words():
+    assert [span(3.0, 3.0), span(1.0, 4.0), span(2.0, float("nan"))] == ["step 3", "steps 1–4", "from step 2"]
+    assert admitted_slots(part2().log) == {"A": "slot 0", "B": "slot 1", "C": "slot 0", "D": "slot 0"}
+
+
+@pytest.mark.parametrize("make", [timeline_figure, over_time_figure])
+def test_timeline_and_metrics_charts_draw_a_labelled_cursor_at_the_step(make):
+    layout = make(part2(), 2).to_plotly_json()["layout"]
+    assert cursor(layout) == ([2], ["step 2"])
+
+
+def test_metrics_over_time_are_lines_per_busy_step():
+    figure = over_time_figure(part2(), 0)
+    assert [(t.name, list(t.x), list(t.y)) for t in figure.data] == [
+        ("active rows", [0, 1, 2, 3], [2, 2, 2, 1]),
+        ("queue depth", [0, 1, 2, 3], [2, 1, 1, 0]),
+        ("padded rows", [0, 1, 2, 3], [0, 0, 0, 0]),
+    ]
+    assert [t.line.color for t in figure.data] == list(palette.OVER_TIME.values())
+
+
+@pytest.mark.parametrize(("tab", "key"), [("Timeline", "timeline"), ("Metrics", "over_time")])
+def test_the_tabs_put_the_cursor_at_the_step_of_the_url(tab, key):
+    app = start(scenario="part2-slot-refill", step=3, tab=tab)
+    assert not app.exception and not app.error
+    assert cursor(chart(app, key)["layout"]) == ([3], ["step 3"])
+
+
+def test_the_timeline_tab_colours_bars_as_the_stage():
+    app = start(scenario="long-request-among-short", tab="Timeline")
+    run = load("long-request-among-short", None, Overrides())
+    colours = chart(app, "timeline")["data"][1]["marker"]["color"]
+    assert colours == [palette.REQUESTS[c] for c in run.frames["colours"]]
+    assert colours[:3] == ["#8dd3c7", "#fdb462", "#bebada"]  # L, A, B: L and A start side by side
+
+
+def test_visible_columns_are_the_four_every_event_has_and_the_ones_the_kinds_shown_set():
+    log = part2().log
+    kinds = np.frombuffer(log.kind, np.int8)
+
+    def shown(*labels):
+        rows = np.flatnonzero(np.isin(kinds, [KIND_LABELS.index(label) for label in labels]))
+        return visible_columns(events_frame(log, rows))
+
+    assert shown("emit") == [*ALWAYS, "token", "position"]
+    assert shown("arrive") == [*ALWAYS, "prompt", "max_tokens", "stop_sequences"]
+    assert shown("model_call") == [*ALWAYS, "rows", "padded_rows", "active_mask"]
+    assert shown("admit") == ALWAYS
+    assert shown("emit", "evict") == [*ALWAYS, "token", "position", "reason"]
+    assert shown() == ALWAYS  # no events shown: the four still head the empty table
+
+
+def test_the_event_log_table_drops_columns_no_shown_event_uses():
+    app = start(scenario="part2-slot-refill", tab="Event log")
+    assert not app.exception
+    assert list(app.dataframe[0].value.columns) == [
+        *ALWAYS,
+        *("token", "position", "rows", "padded_rows", "active_mask", "reason"),
+        *("prompt", "max_tokens", "stop_sequences"),
+    ]
+    app.multiselect(key="log_kinds").set_value(["evict"]).run()
+    table = app.dataframe[0].value
+    assert list(table.columns) == [*ALWAYS, "reason"]
+    assert table.reason.tolist() == ["max_tokens"] * 4
+
+
+def test_the_downloads_do_not_rerun_the_app():
+    app = start(scenario="part2-slot-refill", tab="Event log")
+    buttons = app.get("download_button")
+    assert [b.proto.label for b in buttons] == ["Download JSONL", "Download CSV"]
+    assert all(b.proto.ignore_rerun for b in buttons)
+
+
+def test_the_batch_view_uses_the_stage_colours_when_given_them():
+    run = load("padded-vs-ragged", None, Overrides(padded=False))
+    assert run.frames["colours"] == [0, 1, 0, 1, 2]  # E (request 4) takes colour 2 on the stage
+    rows = batch_view(run.replay, 1, run.frames["colours"]).rows
+    assert [(label, code) for label, _, code in rows] == [
+        ("slot 0 · A", 2),
+        ("slot 1 · B", 3),
+        ("slot 2 · E", palette.request_code(2)),
+        ("slot 3 · D", 3),
+    ]
+    assert palette.of_requests(run.frames["colours"], [4]) == [palette.REQUESTS[2]]
+
+
+def test_the_batch_figure_keeps_30_px_a_row_above_its_axis():
+    run = load("padded-vs-ragged", None, Overrides(padded=False))
+    layout = batch_figure(batch_view(run.replay, 3), run.log.vocabulary).layout
+    assert layout.height - layout.margin.t - layout.margin.b == 30  # one row
+    assert layout.margin.b == BOTTOM_MARGIN and layout.xaxis.title.standoff == 14

@@ -1,0 +1,144 @@
+// A run's frames (engine/analysis/frames.py), decoded into lookups the stage asks every frame.
+// No DOM here: `Frames` answers "what is in slot s at step k", "who waits", "what happened".
+
+function bisectRight(sorted, value, key) {
+  let lo = 0, hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (key(sorted[mid]) <= value) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+class Frames {
+  constructor(raw) {
+    this.raw = raw;
+    this.slots = raw.slots;
+    this.steps = raw.steps;
+    this.requests = raw.requests;
+    this.words = raw.words || {};
+    this.bySlot = Array.from({ length: raw.slots }, () => []);
+    for (const [slot, request, first, last, how] of raw.occupancy) this.bySlot[slot].push({ request, first, last, how });
+    this.bySlot.forEach((held) => held.sort((a, b) => a.first - b.first));
+    this.emitRuns = raw.requests.map(() => []);
+    for (const [request, first, count] of raw.emits) this.emitRuns[request].push({ first, count });
+    for (const runs of this.emitRuns) {
+      let offset = 0;
+      for (const run of runs) { run.offset = offset; offset += run.count; }
+    }
+    this.preempted = new Set(raw.preempted.map(([request, step]) => `${request}:${step}`));
+    this.partial = new Set(raw.partial.map(([request, step]) => `${request}:${step}`));
+    this.faults = new Set(raw.faults);
+    this.calls = new Map(raw.calls.map(([step, rows, padded]) => [step, { rows, padded }]));
+    this.stopAt = new Map();  // "request:step" of a matched tail cell -> the step its stop completes
+    this.changesAt = new Set();  // steps at which an earlier cell changes (an outline, a late ×)
+    for (const [request, step, length] of raw.stops) {
+      this.changesAt.add(step);
+      for (const cellStep of this.lastEmits(request, step, length)) this.stopAt.set(`${request}:${cellStep}`, step);
+    }
+    for (const held of this.bySlot) for (const o of held) if (o.how === 2) this.changesAt.add(o.last + 1);
+    this.busy = raw.busy;
+    this.columns = this.displayColumns();
+  }
+
+  // Busy steps one column each; a stretch of idle steps (the clock jumped over them) is one column.
+  displayColumns() {
+    const columns = [];
+    let next = 0;
+    for (const step of this.busy) {
+      if (step > next) columns.push({ first: next, last: step - 1, idle: true });
+      columns.push({ first: step, last: step, idle: false });
+      next = step + 1;
+    }
+    if (next < this.steps) columns.push({ first: next, last: this.steps - 1, idle: true });
+    return columns;
+  }
+
+  columnOf(step) {
+    return Math.max(0, bisectRight(this.columns, step, (c) => c.first) - 1);
+  }
+
+  colour(request) {
+    return this.raw.colours[request];
+  }
+
+  label(request) {
+    return this.requests[request].id;
+  }
+
+  tokenText(token) {
+    return token === null || token === undefined ? "" : (this.words[String(token)] ?? String(token));
+  }
+
+  // The tokens a request emitted, by step: the steps of its last `count` emits up to `step`.
+  lastEmits(request, step, count) {
+    const out = [];
+    const runs = this.emitRuns[request];
+    for (let i = runs.length - 1; i >= 0 && out.length < count; i--) {
+      const run = runs[i];
+      for (let s = Math.min(step, run.first + run.count - 1); s >= run.first && out.length < count; s--) out.push(s);
+    }
+    return out;
+  }
+
+  tokenAt(request, step) {
+    const runs = this.emitRuns[request];
+    const i = bisectRight(runs, step, (r) => r.first) - 1;
+    if (i < 0 || step >= runs[i].first + runs[i].count) return null;
+    return this.requests[request].tokens[runs[i].offset + step - runs[i].first];
+  }
+
+  generatedBy(request, step) {
+    const runs = this.emitRuns[request];
+    const i = bisectRight(runs, step, (r) => r.first) - 1;
+    if (i < 0) return 0;
+    return runs[i].offset + Math.min(step - runs[i].first + 1, runs[i].count);
+  }
+
+  // What slot `slot` shows at `step`, seen from `now` (markers of later events stay hidden).
+  cell(slot, step, now) {
+    const held = this.bySlot[slot];
+    const i = bisectRight(held, step, (o) => o.first) - 1;
+    const o = i >= 0 ? held[i] : null;
+    if (!o || step > o.last) {
+      const call = this.calls.get(step);
+      return { free: true, pad: this.raw.padded && call !== undefined && call.padded > 0 };
+    }
+    const key = `${o.request}:${step}`;
+    const stopStep = this.stopAt.get(key);
+    const leftEarly = o.how === 2 && step === o.last && now > step;
+    return {
+      request: o.request,
+      token: this.tokenAt(o.request, step),
+      admitted: step === o.first,
+      evicted: (o.how === 1 && step === o.last) || (leftEarly && !this.preempted.has(`${o.request}:${step + 1}`)),
+      preempted: leftEarly && this.preempted.has(`${o.request}:${step + 1}`),
+      stop: stopStep !== undefined && now >= stopStep,
+      partial: this.partial.has(key),
+      generated: this.generatedBy(o.request, step),
+    };
+  }
+
+  waiting(step) {
+    return this.raw.waits
+      .filter(([, from, until]) => from <= step && step < until)
+      .sort((a, b) => a[3] - b[3])
+      .map(([request]) => request);
+  }
+
+  admittedAt(step) {
+    const out = [];
+    this.bySlot.forEach((held, slot) => {
+      for (const o of held) if (o.first === step) out.push({ request: o.request, slot });
+    });
+    return out;
+  }
+
+  narration(step) {
+    const sentences = this.raw.narration[String(step)];
+    if (sentences) return sentences;
+    const next = this.busy[bisectRight(this.busy, step, (s) => s)];
+    if (next === undefined) return ["Nothing happens at this step."];
+    return [`Idle: nothing runs or waits until step ${next.toLocaleString("en")}, when the next request arrives.`];
+  }
+}

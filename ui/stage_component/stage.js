@@ -1,0 +1,411 @@
+// The stage: plays a run (or two, side by side on one clock) in the browser, at any speed.
+// Python sends the frames once (data.runs); play, pause, step, scrub, speed and the keys
+// ←/→/space/Home/End run here, and the step is reported back (setStateValue("step")) when
+// playback pauses, so the URL, the batch view and the other tabs follow.
+
+const KEEP_RUNS = 4;  // runs whose frames the page keeps (Python sends each run's frames once)
+const FRAMES = new Map();  // run id -> [Frames]: outlives a stage, so a remounted stage needs no resend
+const DENSE_SLOTS = 24;  // above this many slots, cells show colour only (details on hover)
+const REPORT_AFTER_MS = 250;  // a pause in stepping this long reports the step to Python
+const ANIMATE_UP_TO = 4;  // steps per second up to which admitted chips fly into their slots
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+class RunView {
+  // One run's grid, waiting queue and narration.
+  constructor(frames, label, parent) {
+    this.frames = frames;
+    this.root = el("div", "run");
+    if (label) this.root.appendChild(el("h4", "", label));
+    this.grid = el("div", "grid");
+    this.root.appendChild(this.grid);
+    parent.appendChild(this.root);
+    this.first = -1;  // the first display column on the page
+    this.shown = -1;  // the column drawn as "now"
+  }
+
+  layout(projector, availableHeight) {
+    const slots = this.frames.slots;
+    this.dense = slots > DENSE_SLOTS;
+    const unit = projector ? 24 : 14;
+    const natural = this.dense ? 14 : unit * 2.7;
+    const row = Math.max(4, Math.min(natural, (availableHeight - 2 * unit) / slots - 2));
+    this.grid.style.setProperty("--row", `${row}px`);
+    this.grid.classList.toggle("dense", this.dense);  // colour only: narrow columns, a step number every 5th
+    const cell = parseFloat(getComputedStyle(this.grid).getPropertyValue("--cell")) || 58;
+    const width = this.root.clientWidth || 800;
+    this.perPage = Math.max(4, Math.floor((width - 5 * unit) / (cell + 2)));
+    this.grid.style.gridTemplateColumns = `max-content repeat(${this.perPage}, var(--cell))`;
+    this.first = -1;
+  }
+
+  // The page shown: perPage columns starting at a multiple of half a page, so that at
+  // least half a page of history stays in view and the grid redraws whole only every
+  // half page.
+  pageOf(column) {
+    const half = Math.max(1, Math.floor(this.perPage / 2));
+    return Math.max(0, (Math.floor(column / half) - 1) * half);
+  }
+
+  render(step, force) {
+    const f = this.frames;
+    const column = f.columnOf(Math.min(step, f.steps - 1));
+    const first = this.pageOf(column);
+    if (force || first !== this.first) {
+      this.first = first;
+      this.build();
+      this.fill(first, column, column);
+    } else if (column !== this.shown) {
+      const crossed = this.crossesChange(this.shown, column);
+      const from = crossed ? first : Math.min(this.shown, column);
+      this.fill(from, Math.max(this.shown, column), column);
+    }
+    this.shown = column;
+  }
+
+  crossesChange(a, b) {
+    const f = this.frames;
+    const lo = f.columns[Math.min(a, b)].first, hi = f.columns[Math.max(a, b)].last;
+    for (const step of f.changesAt) if (step >= lo && step <= hi) return true;
+    return false;
+  }
+
+  build() {
+    const f = this.frames;
+    this.grid.replaceChildren();
+    this.heads = [];
+    this.cells = Array.from({ length: f.slots }, () => []);
+    this.grid.appendChild(el("div", "slotname", "step"));
+    for (let c = 0; c < this.perPage; c++) this.heads.push(this.grid.appendChild(el("div", "head")));
+    for (let s = 0; s < f.slots; s++) {
+      this.grid.appendChild(el("div", "slotname", this.dense && s % 8 ? "" : `slot ${s}`));
+      for (let c = 0; c < this.perPage; c++) {
+        const cell = el("div", "cell future");
+        cell.append(el("span", "rid"), el("span", "tok"));
+        this.cells[s].push(cell);
+        this.grid.appendChild(cell);
+      }
+    }
+    if (this.dense) {  // one outline around the "now" column instead of one per cell: cheaper to paint
+      this.cursor = this.grid.appendChild(el("div", "cursor"));
+      this.cursor.style.gridRow = `2 / span ${f.slots}`;
+    }
+  }
+
+  // Redraw page columns from..to (display column numbers), `now` being the current one.
+  fill(from, to, now) {
+    const f = this.frames;
+    const first = this.first;
+    const nowStep = f.columns[now].first;
+    if (this.dense) this.cursor.style.gridColumn = String(now - first + 2);
+    for (let c = Math.max(from, first); c <= Math.min(to, first + this.perPage - 1); c++) {
+      const i = c - first;
+      const column = f.columns[c];
+      const head = this.heads[i];
+      if (!column) {
+        head.replaceChildren();
+        for (let s = 0; s < f.slots; s++) this.blank(this.cells[s][i], "cell future");
+        continue;
+      }
+      head.className = "head" + (c === now ? " now" : "") + (f.faults.has(column.first) ? " fault" : "");
+      const named = !this.dense || column.idle || column.first % 5 === 0;  // (dense: the bar says the step)
+      head.replaceChildren(!named ? "" : column.idle ? "idle" : String(column.first));
+      if (column.idle) head.appendChild(el("small", "", `until ${(column.last + 1).toLocaleString("en")}`));
+      head.title = column.idle ? `idle: steps ${column.first}-${column.last}` : f.faults.has(column.first)
+        ? "the model call failed here and the step was retried" : `step ${column.first}`;
+      for (let s = 0; s < f.slots; s++) this.draw(this.cells[s][i], s, column, c, now, nowStep);
+    }
+  }
+
+  blank(cell, className, title) {
+    cell.className = className;
+    cell.firstChild.textContent = "";
+    cell.lastChild.textContent = "";
+    cell.title = title || "";
+  }
+
+  draw(cell, slot, column, c, now, nowStep) {
+    const f = this.frames;
+    if (c > now) return this.blank(cell, "cell future");
+    if (column.idle) {
+      return this.blank(cell, "cell idle" + (c === now ? " now" : ""), `idle until step ${column.last + 1}`);
+    }
+    const step = column.first;
+    const info = f.cell(slot, step, nowStep);
+    const here = c === now ? " now" : "";
+    if (info.free) {
+      return this.blank(cell, `cell${info.pad ? " pad" : ""}${here}`,
+        info.pad ? `slot ${slot} · step ${step}: padded row (mask 0), its output ignored` : `slot ${slot} · step ${step}: free`);
+    }
+    const classes = ["cell", `k${f.colour(info.request)}`];
+    if (info.admitted) classes.push("admit");
+    if (info.evicted) classes.push("evict");
+    if (info.preempted) classes.push("preempt");
+    if (info.stop) classes.push("stop");
+    if (info.partial && !info.stop) classes.push("partial");
+    if (f.faults.has(step)) classes.push("fault");
+    if (info.token === null) classes.push("prefill");
+    cell.className = classes.join(" ") + here;
+    const id = f.label(info.request);
+    cell.firstChild.textContent = this.dense ? "" : id;
+    cell.lastChild.textContent = this.dense ? "" : (info.token === null ? "…" : f.tokenText(info.token));
+    const what = info.token === null ? "no token at this step (prefill under way)"
+      : `token ${info.token}${f.words[String(info.token)] ? ` (${f.words[String(info.token)]})` : ""}, position ${info.generated - 1}`;
+    const marks = [info.admitted && "admitted", info.evicted && "evicted", info.preempted && "preempted next step",
+      info.stop && "stop matched", info.partial && !info.stop && "a stop sequence part-way matched"].filter(Boolean);
+    cell.title = `slot ${slot} · step ${step}: request ${id} · ${what}${marks.length ? ` · ${marks.join(", ")}` : ""}`;
+  }
+}
+
+class Stage {
+  constructor(parent) {
+    this.root = el("div", "stage");
+    parent.appendChild(this.root);
+    this.bar = el("div", "bar");
+    this.buttons = {};
+    for (const [action, text, hint] of [["home", "|◀", "first step (Home)"], ["prev", "◀", "previous step (←)"],
+      ["play", "▶ Play", "play or pause (space)"], ["next", "▶", "next step (→)"], ["end", "▶|", "last step (End)"]]) {
+      const button = el("button", "", text);
+      button.dataset.action = action;
+      button.title = hint;
+      button.onclick = () => this.act(action);
+      this.buttons[action] = button;
+      this.bar.appendChild(button);
+    }
+    this.speed = el("select");
+    this.speed.dataset.action = "speed";
+    this.slider = el("input");
+    this.slider.type = "range";
+    this.slider.min = "0";
+    this.slider.oninput = () => this.go(Number(this.slider.value), true);
+    this.where = el("span", "where");
+    this.bar.append(this.speed, this.slider, this.where);
+    this.body = el("div", "body");
+    this.pane = el("div", "pane");
+    this.runsBox = el("div", "runs");
+    this.legend = el("div", "legend");
+    for (const [cls, text] of [["l-admit", "admitted"], ["l-evict", "evicted"], ["l-preempt", "preempted"],
+      ["l-stop", "stop matched"], ["l-partial", "stop part-way"]]) this.legend.appendChild(el("span", cls, text));
+    this.pane.append(this.runsBox, this.legend);
+    this.side = el("div", "side");
+    this.body.append(this.pane, this.side);
+    this.root.append(this.bar, this.body);
+    this.playing = false;
+    this.onKey = (event) => this.key(event);
+    document.addEventListener("keydown", this.onKey);
+    this.onResize = () => this.relayout();
+    window.addEventListener("resize", this.onResize);
+  }
+
+  update(data, report, trigger) {
+    this.report = report;
+    const projector = Boolean(data.projector);
+    if (projector !== this.root.classList.contains("projector")) {
+      this.root.classList.toggle("projector", projector);
+      if (data.id === this.id) this.relayout();
+    }
+    if (data.id === this.id) return;  // the same run: keep playing where we are
+    if (data.runs) {
+      FRAMES.delete(data.id);
+      FRAMES.set(data.id, data.runs.map((raw) => new Frames(raw)));
+      while (FRAMES.size > KEEP_RUNS) FRAMES.delete(FRAMES.keys().next().value);
+    }
+    if (!FRAMES.has(data.id)) return trigger("missing", data.id);  // Python sends them on the next run
+    this.pause(false);
+    this.id = data.id;
+    this.views = [];
+    this.runsBox.replaceChildren();
+    this.runs = FRAMES.get(data.id);
+    this.speeds = data.speeds;
+    this.speed.replaceChildren(...data.speeds.map((speed) => new Option(`${speed} steps/s`, String(speed))));
+    this.runs.forEach((frames, i) => this.views.push(new RunView(frames, data.labels?.[i], this.runsBox)));
+    // The clock: one position per display column (side by side: one per step of the longer run).
+    this.clock = this.runs.length === 1 ? this.runs[0].columns.map((c) => c.first)
+      : Array.from({ length: Math.max(...this.runs.map((f) => f.steps)) }, (_, i) => i);
+    this.slider.max = String(this.clock.length - 1);
+    this.speed.value = String(data.speed);
+    this.position = Math.max(0, this.clock.findLastIndex((step) => step <= (data.start || 0)));
+    this.relayout();
+    if (this.step !== data.start) this.reportNow();  // inside an idle stretch: its column's first step
+  }
+
+  relayout() {
+    if (!this.views) return;
+    const projector = this.root.classList.contains("projector");
+    const top = this.runsBox.getBoundingClientRect().top || 0;
+    const available = Math.max(160, (window.innerHeight || 900) - Math.max(top, 0) - (projector ? 120 : 160));
+    for (const view of this.views) view.layout(projector, available);
+    this.root.classList.toggle("dense", this.views.every((v) => v.dense));
+    this.show(true);
+  }
+
+  get step() {
+    return this.clock[this.position];
+  }
+
+  show(force) {
+    const step = this.step;
+    const animate = !force && Number(this.speed.value) <= ANIMATE_UP_TO;
+    const before = animate ? this.queueRects() : null;  // (reading positions costs a layout: only when needed)
+    for (const view of this.views) view.render(step, force);
+    this.root.dataset.stageStep = String(step);
+    this.slider.value = String(this.position);
+    const last = this.clock[this.clock.length - 1];
+    const column = this.runs[0].columns[this.runs[0].columnOf(step)];
+    this.where.textContent = `Step ${step.toLocaleString("en")} of ${last.toLocaleString("en")}`
+      + (this.runs.length === 1 && column.idle ? ` · idle until step ${(column.last + 1).toLocaleString("en")}` : "");
+    this.buttons.play.textContent = this.playing ? "⏸ Pause" : "▶ Play";
+    this.renderSide(step);
+    if (animate) this.fly(before, step);
+  }
+
+  renderSide(step) {
+    this.side.replaceChildren();
+    this.runs.forEach((frames, i) => {
+      const at = Math.min(step, frames.steps - 1);
+      const waiting = frames.waiting(at);
+      const head = el("div", "narration");
+      head.appendChild(el("h4", "", `${this.runs.length > 1 ? `${this.views[i].root.firstChild.textContent}: ` : ""}`
+        + `waiting queue at step ${at} (${waiting.length})`));
+      const queue = el("div", "queue");
+      for (const request of waiting.slice(0, 60)) {
+        const chip = el("span", `chip k${frames.colour(request)}`, frames.label(request));
+        chip.dataset.request = String(request);
+        queue.appendChild(chip);
+      }
+      if (waiting.length > 60) queue.appendChild(el("span", "", `and ${waiting.length - 60} more`));
+      const story = el("div", "narration");
+      story.appendChild(el("h4", "", `Step ${at}`));
+      const list = el("ul");
+      for (const sentence of frames.narration(at)) list.appendChild(el("li", "", sentence));
+      story.appendChild(list);
+      this.side.append(head, queue, story);
+    });
+  }
+
+  queueRects() {
+    const rects = new Map();
+    for (const chip of this.side.querySelectorAll(".chip")) rects.set(chip.dataset.request, chip.getBoundingClientRect());
+    return rects;
+  }
+
+  // Admitted requests' chips fly from the queue into their slot (first run only).
+  fly(before, step) {
+    const frames = this.runs[0], view = this.views[0];
+    const origin = this.root.getBoundingClientRect();
+    const column = frames.columnOf(step) - view.first;
+    for (const { request, slot } of frames.admittedAt(step)) {
+      const from = before.get(String(request));
+      const target = view.cells[slot]?.[column];
+      if (!from || !target) continue;
+      const to = target.getBoundingClientRect();
+      const chip = el("span", `chip flying k${frames.colour(request)}`, frames.label(request));
+      chip.style.left = `${from.left - origin.left}px`;
+      chip.style.top = `${from.top - origin.top}px`;
+      this.root.appendChild(chip);
+      requestAnimationFrame(() => {
+        chip.style.transform = `translate(${to.left - from.left}px, ${to.top - from.top}px)`;
+        chip.style.opacity = "0.2";
+      });
+      setTimeout(() => chip.remove(), 500);
+    }
+  }
+
+  go(position, fromUser) {
+    const clamped = Math.max(0, Math.min(position, this.clock.length - 1));
+    if (clamped === this.position && !fromUser) return;
+    this.position = clamped;
+    this.show(false);
+    if (fromUser) this.reportSoon();
+  }
+
+  act(action) {
+    if (action === "play") return this.playing ? this.pause() : this.play();
+    this.pause(false);
+    const moves = { home: -Infinity, prev: -1, next: 1, end: Infinity };
+    const target = action === "home" ? 0 : action === "end" ? this.clock.length - 1 : this.position + moves[action];
+    this.go(target, true);
+  }
+
+  play() {
+    if (this.position >= this.clock.length - 1) this.go(0, false);  // Play at the end starts over
+    this.playing = true;
+    this.last = performance.now();
+    this.credit = 0;
+    this.show(false);
+    const tick = (now) => {
+      if (!this.playing) return;
+      this.credit += ((now - this.last) / 1000) * Number(this.speed.value);
+      this.last = now;
+      if (this.credit >= 1) {
+        const steps = Math.floor(this.credit);
+        this.credit -= steps;
+        this.go(this.position + steps, false);
+        if (this.position >= this.clock.length - 1) return this.pause();
+      }
+      this.frame = requestAnimationFrame(tick);
+    };
+    this.frame = requestAnimationFrame(tick);
+  }
+
+  pause(report = true) {
+    const was = this.playing;
+    this.playing = false;
+    cancelAnimationFrame(this.frame);
+    this.buttons.play.textContent = "▶ Play";
+    if (was && report) this.reportNow();
+  }
+
+  reportSoon() {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.reportNow(), REPORT_AFTER_MS);
+  }
+
+  reportNow() {
+    clearTimeout(this.timer);
+    if (this.report) this.report("step", this.step);
+  }
+
+  key(event) {
+    const target = event.composedPath()[0];
+    if (!this.root.isConnected || !this.root.offsetParent) return;  // not on screen (another tab)
+    if (target && (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) || target.isContentEditable)) {
+      if (target !== this.slider) return;
+    }
+    const action = { ArrowLeft: "prev", ArrowRight: "next", " ": "play", Home: "home", End: "end" }[event.key];
+    if (!action) return;
+    event.preventDefault();
+    this.act(action);
+  }
+
+  destroy() {
+    this.pause(false);
+    document.removeEventListener("keydown", this.onKey);
+    window.removeEventListener("resize", this.onResize);
+  }
+}
+
+const STAGES = new WeakMap();  // parentElement -> Stage: the component function runs again on every rerun
+
+export default function (component) {
+  const { data, parentElement, setStateValue, setTriggerValue } = component;
+  let stage = STAGES.get(parentElement);
+  if (!stage) {
+    stage = new Stage(parentElement);
+    STAGES.set(parentElement, stage);
+  }
+  stage.update(data, setStateValue, setTriggerValue);
+  return () => {
+    setTimeout(() => {  // only when the element really left the page, not on a mere re-render
+      if (!parentElement.isConnected && STAGES.get(parentElement) === stage) {
+        stage.destroy();
+        STAGES.delete(parentElement);
+      }
+    }, 0);
+  };
+}
