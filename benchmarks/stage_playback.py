@@ -6,7 +6,8 @@ Serves the app on localhost and measures, in the page itself (requestAnimationFr
 performance.now, so Playwright's own latency is not counted):
 
 1. first paint: from `page.goto` of the default scenario to the stage's first coloured cell
-   (median of 3 fresh sessions);
+   (median of 3 fresh sessions), beside Streamlit's own floor: the same wait for the title
+   of a page that is only `st.title` (most of the first paint is Streamlit starting up);
 2. payload: the largest websocket message while the 2,376-step, 64-slot anyscale-cap1536
    run opens (its frames), and the JSON size of those frames;
 3. playback at 30 and 60 steps/s on part2-slot-refill (4 steps: played over and over) and
@@ -21,7 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
@@ -74,14 +77,24 @@ STEP_CHANGE = f"""async (n) => {{
 }}"""
 
 
-def first_paint(browser, url: str) -> float:
+def first_paint(browser, url: str, shown: str = ".stage .grid .cell[class*=' k']") -> float:
     page = browser.new_page(viewport=VIEWPORT)
     start = time.perf_counter()
     page.goto(url)
-    page.wait_for_selector(".stage .grid .cell[class*=' k']", timeout=60_000)
+    page.wait_for_selector(shown, timeout=60_000)
     elapsed = time.perf_counter() - start
     page.close()
     return elapsed
+
+
+def streamlit_floor(browser) -> list[float]:
+    """First paint of a page that is only a title: what any Streamlit app costs to start."""
+    with tempfile.TemporaryDirectory() as folder:
+        app = Path(folder) / "floor.py"
+        app.write_text('import streamlit as st\n\nst.title("floor")\n')
+        with streamlit_server(app=app) as url:
+            first_paint(browser, url, "h1")
+            return [first_paint(browser, url, "h1") for _ in range(3)]
 
 
 def playback(page, url: str, query: str, speed: float, seconds: float, loop: bool) -> dict:
@@ -94,8 +107,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="how long each playback is sampled")
     args = parser.parse_args()
     frames = encode(Replay(simulate(resolve_scenario("anyscale-cap1536"))))
-    with streamlit_server() as url, sync_playwright() as playwright:
+    with sync_playwright() as playwright, streamlit_server() as url:
         browser = launch(playwright)
+        floor = streamlit_floor(browser)
         first_paint(browser, url)  # the server's first run of the scenario (not a user's first paint)
         paints = [first_paint(browser, url) for _ in range(3)]
 
@@ -121,7 +135,10 @@ def main() -> None:
         changes = page.evaluate(STEP_CHANGE, 40)
         browser.close()
 
-    print(f"first grid paint, default scenario: median {statistics.median(paints):.2f} s of 3 ({paints})")
+    print(
+        f"first grid paint, default scenario: median {statistics.median(paints):.2f} s of 3; a title-only "
+        f"Streamlit page: median {statistics.median(floor):.2f} s"
+    )
     print(
         f"payload, anyscale-cap1536 (2,376 steps, 64 slots): largest websocket message {payload / 1e6:.2f} MB; "
         f"frames as JSON {len(json.dumps(frames)) / 1e6:.2f} MB"

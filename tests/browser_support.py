@@ -70,8 +70,8 @@ class Server(str):
 
 
 @contextlib.contextmanager
-def streamlit_server(timeout: float = 90.0):
-    """Yield the base URL of `streamlit run app.py` (a `Server`), stopped on exit."""
+def streamlit_server(timeout: float = 90.0, app: Path = ROOT / "app.py"):
+    """Yield the base URL of `streamlit run app.py` (or another `app`) as a `Server`, stopped on exit."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -79,7 +79,7 @@ def streamlit_server(timeout: float = 90.0):
             "-m",
             "streamlit",
             "run",
-            str(ROOT / "app.py"),
+            str(app),
             "--server.headless",
             "true",
             "--server.port",

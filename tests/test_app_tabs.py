@@ -12,10 +12,10 @@ from streamlit.testing.v1 import AppTest
 
 from engine.core.dataframe import KIND_LABELS, events_frame
 from ui import palette
-from ui.batch_view import BOTTOM_MARGIN, batch_figure, batch_view
+from ui.batch_view import batch_table, batch_view
 from ui.runs import Overrides, load
 from ui.tabs import visible_columns
-from ui.time_charts import admitted_slots, over_time_figure, span, timeline_figure
+from ui.time_charts import admitted_slots, over_time_figure, span, timeline_figure, with_idle_stretches
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STAGE_CSS = ROOT / "ui" / "stage_component" / "stage.css"
@@ -162,8 +162,19 @@ def test_the_batch_view_uses_the_stage_colours_when_given_them():
     assert palette.of_requests(run.frames["colours"], [4]) == [palette.REQUESTS[2]]
 
 
-def test_the_batch_figure_keeps_30_px_a_row_above_its_axis():
-    run = load("padded-vs-ragged", None, Overrides(padded=False))
-    layout = batch_figure(batch_view(run.replay, 3), run.log.vocabulary).layout
-    assert layout.height - layout.margin.t - layout.margin.b == 30  # one row
-    assert layout.margin.b == BOTTOM_MARGIN and layout.xaxis.title.standoff == 14
+def test_the_batch_table_shows_the_last_positions_padding_and_the_stage_colours():
+    run = load("padded-vs-ragged", None, Overrides())
+    table = batch_table(batch_view(run.replay, 3, run.frames["colours"]), run.log.vocabulary)
+    assert table.count("<tr>") == 1 + 4  # the positions, then the 4 rows sent (3 of them padding)
+    assert table.count(">pad</td>") == 12  # 3 padding rows of 4 (B's prefix is the longest: no left padding)
+    assert f"<td class=c{run.frames['colours'][1]}>23</td>" in table  # B's last input token, in B's colour
+    assert f".c{run.frames['colours'][1]}{{background:{palette.REQUESTS[run.frames['colours'][1]]}}}" in table
+    assert "slot 1 · mask 1 · B" in table and "font-size:13px" in table
+    assert "font-size:24px" in batch_table(batch_view(run.replay, 3), run.log.vocabulary, projector=True)
+
+
+def test_metrics_lines_drop_to_zero_over_an_idle_stretch_instead_of_joining_across_it():
+    run = load("arrivals-mid-run", None, Overrides())
+    steps = with_idle_stretches(run.steps)
+    assert steps.step.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13]
+    assert steps.active_rows.tolist() == [2, 2, 2, 2, 2, 2, 1, 0, 0, 1, 1]

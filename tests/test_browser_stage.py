@@ -61,7 +61,9 @@ def test_next_advances_the_stage_and_the_url_and_the_batch_view_follow(page, url
     assert "Request C is admitted into slot 0 from the queue." in narration(page)
     wait_for_url(page, "step=1")  # reported once the moves settle
     page.get_by_text("The batch as the model sees it at step 1").wait_for(timeout=15_000)
-    screenshot(page, "stage-part2-step1")
+    first_token = page.locator(".batch-view td[class^=c]").first  # painted by the table's own style sheet
+    assert first_token.evaluate("(cell) => getComputedStyle(cell).backgroundColor") != "rgba(0, 0, 0, 0)"
+    screenshot(page, "stage-part2-step1", full_page=True)
 
 
 def test_play_is_monotonic_stops_at_the_end_and_play_there_starts_over(page, url):
@@ -119,6 +121,7 @@ def test_the_frames_are_sent_once_per_run(page, url):
     sizes: list[int] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: sizes.append(len(frame))))
     open_app(page, url, "?scenario=anyscale-cap128")
+    page.wait_for_timeout(1500)  # (Playwright hands over the page's websocket messages while it waits)
     assert max(sizes) > 200_000  # the run's frames
     sizes.clear()
     control(page, "next").click()

@@ -3,22 +3,20 @@
 Padded mode draws the `batch_size × longest prefix` matrix, left-padded as decoder-only
 models are, with the padding and the attention mask visible; ragged mode draws only the
 occupied slots, each as long as its own prefix. Only the last `MAX_POSITIONS` positions
-are drawn; the caption counts the whole matrix.
+are drawn; the caption counts the whole matrix. It is drawn as an HTML table in the
+request colours of the stage.
 """
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
-
-import numpy as np
-import plotly.graph_objects as go
 
 from engine.analysis.replay import Replay
 from ui import palette
 from ui.grid import token_label
 
 MAX_POSITIONS = 24
-BOTTOM_MARGIN = 64  # px under the rows: tick labels, then the axis title clear of them
 
 
 @dataclass
@@ -65,49 +63,40 @@ def batch_view(replay: Replay, step: int, colours: list[int] | None = None) -> B
     return BatchView(rows, width, padded)
 
 
-def batch_figure(
-    view: BatchView, vocabulary: dict[int, str], height_scale: float = 1.0, text_size: int = 12
-) -> go.Figure:
+def batch_table(view: BatchView, vocabulary: dict[int, str], projector: bool = False) -> str:
+    """The matrix as an HTML table (no chart library, so the Grid tab paints sooner): one row
+    per row sent, its label, then its last `MAX_POSITIONS` positions, padding in grey.
+
+    One style sheet and a class per colour keep it small: a 64-row batch is sent on every
+    step change."""
     shown = min(view.width, MAX_POSITIONS)
     start = view.width - shown  # the first position drawn
-    code = np.zeros((len(view.rows), shown), dtype=np.int16)
-    text = np.full((len(view.rows), shown), "", dtype=object)
-    for r, (_, prefix, colour) in enumerate(view.rows):
-        tokens = prefix or []
-        for c in range(shown):
-            position = start + c
-            if view.padded:
-                offset = view.width - len(tokens)  # left padding
-                if position < offset:
-                    code[r, c], text[r, c] = 1, "pad"
-                else:
-                    code[r, c], text[r, c] = colour, token_label(tokens[position - offset], vocabulary)
-            elif position < len(tokens):
-                code[r, c], text[r, c] = colour, token_label(tokens[position], vocabulary)
-    figure = go.Figure(
-        go.Heatmap(
-            z=code,
-            text=text,
-            texttemplate="%{text}",
-            hoverinfo="text",
-            x=[f"{start + c}" for c in range(shown)],
-            y=[label for label, _, _ in view.rows],
-            colorscale=palette.discrete_colorscale(),
-            zmin=-0.5,
-            zmax=palette.CODES - 0.5,
-            showscale=False,
-            xgap=2,
-            ygap=2,
-            textfont={"size": text_size},
-        )
+    size = 24 if projector else 13
+    colours = "".join(f".batch-view .c{i}{{background:{c}}}" for i, c in enumerate(palette.REQUESTS))
+    style = (
+        f"<style>.batch-view table{{border-collapse:collapse}}"
+        f".batch-view td,.batch-view th{{padding:{size // 3}px {size // 2}px;min-width:{2 * size}px;"
+        f"text-align:center;border:2px solid white;font-size:{size}px;font-weight:400}}"
+        f".batch-view th{{color:#6b7280}}.batch-view th.label{{text-align:right;white-space:nowrap;color:inherit}}"
+        f".batch-view .pad{{background:{palette.PADDED}}}{colours}</style>"
     )
-    title = "position in the prefix" + (" (last positions)" if start else "")
-    figure.update_layout(
-        height=int(max(len(view.rows), 1) * 30 * height_scale) + 10 + BOTTOM_MARGIN,
-        margin={"l": 10, "r": 10, "t": 10, "b": BOTTOM_MARGIN},  # room for the ticks, then the title below them
-        xaxis={"title": {"text": title, "standoff": 14}, "type": "category", "automargin": True},
-        yaxis={"autorange": "reversed"},
-        plot_bgcolor="white",
-        font_size=text_size,
+    head = "".join(f"<th>{start + c}</th>" for c in range(shown))
+    body = []
+    for label, prefix, colour in view.rows:
+        tokens, cells = prefix or [], []
+        offset = view.width - len(tokens) if view.padded else 0  # padded rows are left-padded
+        for position in range(start, start + shown):
+            if prefix is None or position < offset:
+                cells.append("<td class=pad>pad</td>" if view.padded else "<td></td>")
+            elif position - offset < len(tokens):
+                text = html.escape(token_label(tokens[position - offset], vocabulary))
+                cells.append(f"<td class=c{colour - 2}>{text}</td>")
+            else:
+                cells.append("<td></td>")
+        body.append(f"<tr><th class=label>{html.escape(label)}</th>{''.join(cells)}</tr>")
+    title = "position in the prefix" + (" (the last positions)" if start else "")
+    return (
+        f"{style}<div class=batch-view style='overflow-x:auto'><table>"
+        f"<tr><th></th>{head}</tr>{''.join(body)}</table>"
+        f"<div style='color:#6b7280;font-size:{size}px;margin-top:4px'>{title}</div></div>"
     )
-    return figure

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.batch_view import batch_figure, batch_view
+from ui.batch_view import batch_table, batch_view
 from ui.runs import Run
 
 HERE = Path(__file__).resolve().parent / "stage_component"
@@ -70,11 +70,10 @@ def render_stage(runs: list[Run], labels: list[str] | None, start: int, speed: f
 
 def render_batch(run: Run, step: int, projector: bool) -> None:
     """The padded matrix or the ragged rows the model received at `step`, with its mask, in the
-    stage's request colours (for a projector: 24 px text in taller rows)."""
+    stage's request colours (for a projector: 24 px text)."""
     step = min(step, max(len(run.replay) - 1, 0))
     view = batch_view(run.replay, step, run.frames["colours"])
     with st.expander(f"The batch as the model sees it at step {step}", expanded=True):
         st.caption(view.caption())
         if view.rows:
-            figure = batch_figure(view, run.log.vocabulary, 1.6 if projector else 1.0, 24 if projector else 12)
-            st.plotly_chart(figure, key="batch", config={"displayModeBar": False})
+            st.html(batch_table(view, run.log.vocabulary, projector))

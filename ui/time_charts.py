@@ -4,6 +4,7 @@ time, each with a cursor at the step the Grid shows."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -111,7 +112,7 @@ def render_metrics(run: Run, step: int) -> None:
 
 def over_time_figure(run: Run, step: int) -> go.Figure:
     """Active rows, queue depth and padded rows per busy step, with the cursor at `step`."""
-    steps = run.steps
+    steps = with_idle_stretches(run.steps)
     figure = go.Figure()
     for name, colour in palette.OVER_TIME.items():
         figure.add_scatter(x=steps.step, y=steps[name.replace(" ", "_")], name=name, mode="lines", line_color=colour)
@@ -124,3 +125,13 @@ def over_time_figure(run: Run, step: int) -> go.Figure:
     )
     add_cursor(figure, step)
     return figure
+
+
+def with_idle_stretches(steps: pd.DataFrame) -> pd.DataFrame:
+    """The busy steps' rows, plus zeros at the first and last step of each idle stretch (nothing
+    runs or waits there), so a line does not join across it as if the work went on."""
+    idle = steps[steps.idle_before > 0]
+    zeros = {"active_rows": 0, "queue_depth": 0, "padded_rows": 0}
+    first = pd.DataFrame({"step": idle.step - idle.idle_before, **zeros})
+    last = pd.DataFrame({"step": idle.step - 1, **zeros})
+    return pd.concat([steps, first, last]).drop_duplicates("step", keep="first").sort_values("step", kind="stable")
