@@ -262,7 +262,10 @@ class BatchInferenceEngine(EngineHooks):
     def _take_arrivals_and_cancellations(self) -> None:
         """Phase 1: cancellations take effect, then arrivals join the queue."""
         self._apply_cancellations()
-        for seq in self._scheduler.due(self.clock):
+        arrived = self._scheduler.due(self.clock)
+        if not arrived:
+            return
+        for seq in arrived:
             self._arrive(seq)
             if seq.max_tokens == 0:
                 self._finish(seq, FinishReason.MAX_TOKENS)  # needs no slot

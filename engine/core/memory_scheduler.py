@@ -17,10 +17,13 @@ row takes blocks for its whole prompt + max_tokens at admission and never needs 
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 
 from .block_manager import BlockManager
 from .request import Sequence, Status
 from .scheduler import NOTHING, Plan, Scheduler
+
+SLOT, LOG_INDEX = attrgetter("slot"), attrgetter("log_index")
 
 
 class MemoryScheduler(Scheduler):
@@ -59,10 +62,11 @@ class MemoryScheduler(Scheduler):
         if not filed:
             return
         size = self.blocks.block_size
-        due = [seq for seq in filed if seq.status is Status.RUNNING]  # (those since finished are skipped)
+        running = Status.RUNNING
+        due = [seq for seq in filed if seq.status is running]  # (those since finished are skipped)
         if len(due) <= self.blocks.num_free:  # SPEED: the common case, nobody is preempted
             blocks = self.blocks.one_more_each(due)
-            plan.grown = ([seq.slot for seq in due], [seq.log_index for seq in due], blocks)
+            plan.grown = (list(map(SLOT, due)), list(map(LOG_INDEX, due)), blocks)
             grown = due
         else:
             grown = [
@@ -71,8 +75,6 @@ class MemoryScheduler(Scheduler):
                 if seq.status is Status.RUNNING and self._claim(seq, 1, plan)  # (it may have been preempted)
             ]
         self.needs_block_at.setdefault(step + size, []).extend(grown)
-        for seq in grown:
-            seq.next_block_step = step + size
 
     def _prefill(self, seq: Sequence, plan: Plan) -> None:
         """Schedule as much of `seq`'s prefill as the budget allows (none: it waits)."""
@@ -91,18 +93,18 @@ class MemoryScheduler(Scheduler):
     def _admit(self, seq: Sequence, plan: Plan) -> bool:
         """Admit the head of the queue if the blocks it needs now are free; False if not (head-of-line)."""
         tokens = min(len(seq.tokens), self.left)
-        if self.blocks is not None:
-            need = self.blocks.blocks_for(seq.prompt_len + seq.max_tokens if self.reserve else tokens)
-            if not self.blocks.can_allocate(need):
+        blocks = self.blocks
+        if blocks is not None:
+            need = blocks.blocks_for(seq.prompt_len + seq.max_tokens if self.reserve else tokens)
+            if need > blocks.num_free:
                 return False
         self.take_slot(seq)
         self.admissions += 1
-        seq.admitted_at, seq.prefilling, seq.computed = self.admissions, True, 0
+        seq.admitted_at, seq.prefilling, seq.computed, seq.scheduled = self.admissions, True, 0, tokens
         self.prefilling.append(seq)
         plan.actions.append(("admit", seq, seq.slot))
-        if self.blocks is not None and need:
-            plan.actions.append(("alloc", seq, seq.slot, self.blocks.allocate(seq, need)))
-        seq.scheduled = tokens
+        if blocks is not None and need:
+            plan.actions.append(("alloc", seq, seq.slot, blocks.allocate(seq, need)))
         self.left -= tokens
         plan.work.append(seq)
         return True
@@ -120,9 +122,11 @@ class MemoryScheduler(Scheduler):
 
     def _preempt(self, seq: Sequence, plan: Plan) -> None:
         slot = seq.slot
-        filed = self.needs_block_at.get(seq.next_block_step, [])
-        if seq in filed:  # a decoding row is filed under its next block boundary: not any more
-            filed.remove(seq)
+        if not seq.prefilling:  # a decoding row is filed under its next block boundary: not any more
+            for filed in self.needs_block_at.values():  # (at most block_size lists, and preemption is rare)
+                if seq in filed:
+                    filed.remove(seq)
+                    break
         if seq.prefilling:
             self.prefilling.remove(seq)
             if seq in plan.work:  # already scheduled this step: its tokens go back to the budget
@@ -141,13 +145,13 @@ class MemoryScheduler(Scheduler):
     def computed(self, plan: Plan, step: int) -> None:
         """After the step's model call: the work is done; rows whose prefill completed decode from now on."""
         paged = self.blocks is not None and not self.reserve
+        size, needs_block_at = self.blocks.block_size if paged else 0, self.needs_block_at
         for seq in plan.work:
             seq.computed += seq.scheduled
             if seq.computed == len(seq.tokens):  # it was sent to the model, and its token is appended next
                 seq.prefilling = False
-                if paged:
-                    seq.next_block_step = step + len(seq.blocks) * self.blocks.block_size - seq.computed + 1
-                    self.needs_block_at.setdefault(seq.next_block_step, []).append(seq)
+                if paged:  # filed under the step at which its next token no longer fits its blocks
+                    needs_block_at.setdefault(step + len(seq.blocks) * size - seq.computed + 1, []).append(seq)
         self.prefilling = [seq for seq in self.prefilling if seq.prefilling]
 
     def rows_to_send(self) -> list[Sequence] | None:

@@ -29,16 +29,14 @@ def call_model(
         for seq, prefix in zip(rows, prefixes):
             mask[seq.slot], padded_prefixes[seq.slot] = True, prefix
         prefixes = padded_prefixes
-        expected = f"{_tokens(batch_size)} (one per slot, padded to batch_size)"
-    else:
-        expected = f"{_tokens(len(rows))} (one per active row)"
     try:
         answer = call(prefixes, mask) if padded else call(list(prefixes))  # the model may keep or change its list
         answer = list(answer)
     except Exception as exc:
+        expected = _expected(len(prefixes), padded)
         raise ModelError(step, f"model call failed with {type(exc).__name__}: {exc}; expected {expected}") from exc
     if len(answer) != len(prefixes):
-        raise ModelError(step, f"model returned {_tokens(len(answer))}, expected {expected}")
+        raise ModelError(step, f"model returned {_tokens(len(answer))}, expected {_expected(len(prefixes), padded)}")
     if padded:
         answer = [token for token, active in zip(answer, mask) if active]
     try:  # the fast path: one C-level conversion checks type and range of every token
@@ -58,6 +56,10 @@ def _raise_for_bad_token(step: int, answer: list, rows: list[Sequence]) -> None:
             where = f"slot {rows[i].slot} (request {rows[i].request_id})"
             raise ModelError(step, f"{where}: token {token} does not fit in 64 bits")
     raise AssertionError("unreachable: a bad token was expected")
+
+
+def _expected(n: int, padded: bool) -> str:
+    return f"{_tokens(n)} (one per slot, padded to batch_size)" if padded else f"{_tokens(n)} (one per active row)"
 
 
 def _tokens(n: int) -> str:

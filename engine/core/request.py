@@ -72,7 +72,6 @@ class Sequence:
     computed: int = 0  # while prefilling: tokens whose keys and values are in the cache
     scheduled: int = 0  # tokens the current step computes for this row
     admitted_at: int = -1  # admission number: the newest running row is preempted first
-    next_block_step: int = -1  # decoding, paged: the step at which it needs its next block
     cancel_requested: bool = False
     finish_reason: FinishReason | None = field(default=None)
 
