@@ -86,8 +86,6 @@ def streamlit_server(timeout: float = 90.0, app: Path = ROOT / "app.py"):
             str(port),
             "--server.address",
             "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
             "--server.fileWatcherType",  # a source edit during a test run must not prompt "rerun?"
             "none",
         ],

@@ -41,6 +41,16 @@ def test_views_render_without_exception(page, url, name, query):
     screenshot(page, name)
 
 
+def test_the_page_fetches_nothing_but_from_its_own_server(page, url):
+    hosts: set[str] = set()
+    page.on("request", lambda request: hosts.add(request.url.split("/")[2]))
+    open_app(page, url, "?scenario=stop-sequences")
+    page.get_by_role("tab", name="Timeline").click()  # a Plotly chart too
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(2000)  # (usage statistics would be sent by now)
+    assert hosts == {url.split("/")[2]}  # no CDN script, font or tracker: everything ships with the app
+
+
 def test_a_bad_upload_shows_an_error_not_a_traceback(page, url, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = -2\n')
