@@ -69,6 +69,9 @@ REASON_BY_LABEL = {reason.label: reason for reason in FinishReason}
 
 @dataclass(frozen=True, slots=True)
 class RequestInfo:
+    """A request as the event log records it at arrival: immutable, and all a replay needs
+    (no callbacks, no engine state, unlike `Sequence`)."""
+
     request_id: str
     prompt: tuple[int, ...]
     max_tokens: int

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class RequestSpec:
+    """A request as a scenario or workload describes it, before any engine exists: it may
+    leave its id to the engine and carries its arrival step and cancellation cue."""
+
     request_id: str | None  # None: the engine names it (r0, r1, ...)
     prompt: list[int]
     max_tokens: int

@@ -28,6 +28,9 @@ MAX_TOKEN = 2**31 - 1  # token ids (and the stop token) are 0..MAX_TOKEN
 
 @dataclass(frozen=True)
 class CaseRequest:
+    """A request of a checker case: plain, hashable data that crosses to the worker process
+    and shrinks, with the scripted answers a case may fix (none of the engine's types)."""
+
     prompt: tuple[int, ...]
     max_tokens: int
     stops: tuple[tuple[int, ...], ...] = ()
