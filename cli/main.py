@@ -13,10 +13,12 @@ one line on stderr with exit status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
 
+from engine.analysis.hardware import COST_MODELS, cost_model
 from engine.analysis.metrics import CostModel, format_seconds, request_metrics, summary
 from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
@@ -116,15 +118,27 @@ def _memory_options(parser: argparse.ArgumentParser) -> None:
 def _cost_options(parser: argparse.ArgumentParser) -> None:
     default = CostModel()
     parser.add_argument(
-        "--step-ms", type=_milliseconds, default=default.step_s * 1e3, help="cost model: fixed ms per step"
+        "--cost",
+        choices=COST_MODELS,
+        help="the cost model: 'default' or a hardware preset (engine/analysis/hardware.py); default: the scenario's",
     )
-    parser.add_argument("--row-ms", type=_milliseconds, default=default.row_s * 1e3, help="cost model: ms per row sent")
+    parser.add_argument(
+        "--step-ms", type=_milliseconds, help=f"cost model: fixed ms per step ({default.step_s * 1e3:g})"
+    )
+    parser.add_argument("--row-ms", type=_milliseconds, help=f"cost model: ms per row sent ({default.row_s * 1e3:g})")
     parser.add_argument(
         "--prefill-ms",
         type=_milliseconds,
-        default=default.prefill_token_s * 1e3,
-        help="cost model: ms per prompt token prefilled",
+        help=f"cost model: ms per prompt token prefilled ({default.prefill_token_s * 1e3:g})",
     )
+
+
+def _cost(args: argparse.Namespace, scenario: Scenario) -> CostModel:
+    """The scenario's cost model (or --cost's), with any of --step-ms, --row-ms, --prefill-ms in its place."""
+    cost = cost_model(args.cost or scenario.cost)
+    flags = {"step_s": args.step_ms, "row_s": args.row_ms, "prefill_token_s": args.prefill_ms}
+    changes = {name: value / 1e3 for name, value in flags.items() if value is not None}
+    return dataclasses.replace(cost, **changes) if changes else cost
 
 
 def _scenario(args: argparse.Namespace) -> Scenario:
@@ -165,7 +179,7 @@ def _progress(label: str):
 
 def run_command(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
-    cost = CostModel(args.step_ms / 1e3, args.row_ms / 1e3, args.prefill_ms / 1e3)
+    cost = _cost(args, scenario)
     start = time.perf_counter()
     log = simulate(scenario, progress=_progress(scenario.name))
     seconds = time.perf_counter() - start
@@ -227,7 +241,7 @@ def _format(name: str, value) -> str:
 
 def compare_command(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
-    cost = CostModel(args.step_ms / 1e3, args.row_ms / 1e3, args.prefill_ms / 1e3)
+    cost = _cost(args, scenario)
     results = compare(scenario, cost, progress=_progress)
     if args.json:
         print(json.dumps(results, indent=2))

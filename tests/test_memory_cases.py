@@ -176,3 +176,19 @@ def test_a_raising_callback_during_chunked_prefill_hurts_no_one_else():
         engine.run()
     assert len(got) == 1 and got[0][:3] == [2, 3, 4] and len(got[0]) == 5
     assert engine._blocks.num_free == 4
+
+
+def test_a_preemption_shows_in_the_metrics_as_a_stall_and_recomputed_tokens():
+    from engine.analysis.metrics import CostModel, step_metrics, summary
+
+    engine = two_rows_three_blocks()
+    engine.run()
+    one_per_step = CostModel(step_s=1.0, row_s=0.0, prefill_token_s=0.0)
+    steps = step_metrics(engine.event_log, one_per_step)
+    assert steps.running_rows.tolist() == [2, 2, 1, 1, 1, 1]  # B is preempted before step 2's call, back at 4
+    assert steps.prefill_tokens.tolist() == [2, 0, 0, 0, 3, 0]  # B recomputes its prompt and 2 tokens
+    figures = summary(engine.event_log, one_per_step)
+    assert (figures["preemptions"], figures["recomputed_tokens"], figures["peak_running"]) == (1, 3, 2)
+    # A's tokens end steps 0-3 (gaps 1, 1, 1); B's end steps 0, 1, then 4, 5 (gaps 1, 3, 1)
+    assert figures["max_tbt_s"] == 3.0
+    assert figures["tbt_p99_s"] == pytest.approx(1 + 0.95 * 2)

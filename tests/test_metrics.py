@@ -22,11 +22,13 @@ def test_step_metrics_of_part2():
         "idle_before": [0, 0, 0, 0],
         "rows_sent": [2, 2, 2, 1],
         "active_rows": [2, 2, 2, 1],
+        "running_rows": [2, 2, 2, 1],
         "padded_rows": [0, 0, 0, 0],
         "queue_depth": [2, 1, 1, 0],
         "admitted": [2, 1, 0, 1],
         "finished": [1, 0, 2, 1],
         "prefill_tokens": [2, 1, 0, 1],
+        "context_tokens": [2, 3, 5, 1],  # A 1 + B 1; C 1 + B 2; C 2 + B 3; D 1 (one-token prompts)
         # 1 + 0.5 per row + 0.25 per prompt token
         "duration_s": [2.5, 2.25, 2.0, 1.75],
         "end_s": [2.5, 4.75, 6.75, 8.5],
@@ -66,6 +68,12 @@ def test_summary_of_part2():
             "tpot_p50_s": 2.0625,
             "e2e_p50_s": 6.75,
             "e2e_p99_s": 6.75 + 0.97 * 1.75,
+            # B's tokens at 2.5, 4.75, 6.75 and C's at 4.75, 6.75: gaps 2.25, 2.0, 2.0
+            "tbt_p99_s": 2.0 + 0.98 * 0.25,
+            "max_tbt_s": 2.25,
+            "peak_running": 2,
+            "preemptions": 0,
+            "recomputed_tokens": 0,
         }
     )
 

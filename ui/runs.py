@@ -17,6 +17,7 @@ import streamlit as st
 
 from engine import EventLog
 from engine.analysis.frames import encode
+from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.analysis.replay import Replay
 from engine.lab.compare import compare
@@ -63,7 +64,12 @@ class Run:
 
     @cached_property
     def summary(self) -> dict:
-        return summary(self.log)
+        return summary(self.log, self.cost)
+
+    @property
+    def cost(self) -> CostModel:
+        """The cost model that priced `steps` and `requests`: the scenario's (a loaded log: the default)."""
+        return cost_model(self.scenario.cost) if self.scenario is not None else CostModel()
 
     @property
     def undelivered(self) -> int:
@@ -134,11 +140,12 @@ def apply_overrides(scenario: Scenario, o: Overrides) -> Scenario:
 
 def _run(log: EventLog, scenario: Scenario | None, digest: str) -> Run:
     replay = Replay(log)
-    steps = step_metrics(log)
+    cost = cost_model(scenario.cost) if scenario is not None else CostModel()  # (as Run.cost)
+    steps = step_metrics(log, cost)
     if scenario is not None:  # carried in the log's header, so a downloaded log keeps its words
         log.vocabulary = dict(scenario.vocabulary)
     frames = encode(replay, scenario.captions if scenario else {})
-    return Run(log, replay, steps, request_metrics(log, steps=steps), scenario, digest, frames)
+    return Run(log, replay, steps, request_metrics(log, cost, steps), scenario, digest, frames)
 
 
 def scenario_run(name: str, toml_text: str | None, overrides: Overrides) -> Run:
@@ -171,7 +178,7 @@ def log_run(jsonl_text: str, digest: str) -> Run:
 @st.cache_data(max_entries=16, show_spinner="Running all four configurations…")
 def comparison(name: str, toml_text: str | None, overrides: Overrides) -> dict[str, dict]:
     scenario = resolve_scenario(name) if toml_text is None else parse_scenario(toml_text, name)
-    return compare(apply_overrides(scenario, overrides), CostModel())
+    return compare(apply_overrides(scenario, overrides))  # priced by the scenario's cost model
 
 
 def uploaded_text(upload) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from engine.core.dataframe import KIND_LABELS, events_frame
 from engine.lab.compare import COMPARED, CONFIGURATIONS, continuous_speedup
 from ui import palette
 from ui.runs import Run, comparison
+from ui.time_charts import cost_caption
 
 MAX_LOG_ROWS = 5_000  # events turned into the Event log table at once
 ALWAYS_SHOWN = ("step", "kind", "slot", "request_id")  # Event log columns shown even when empty
@@ -37,6 +38,7 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
         st.table(table)
     else:
         st.dataframe(table, key="comparison_table")
+    st.caption(cost_caption(run.cost))
     left, right = st.columns(2)
     names, text = list(CONFIGURATIONS), 24 if projector else 12
     throughput = [results[n]["throughput_tokens_per_s"] for n in names]

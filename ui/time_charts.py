@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.analysis.metrics import format_seconds
+from engine.analysis.metrics import CostModel, format_seconds
 from engine.core.events import EventKind
 from ui import palette
 from ui.runs import Run
@@ -103,11 +103,23 @@ def render_metrics(run: Run, step: int) -> None:
     columns[3].metric("Padding waste", f"{figures['padding_waste']:.0%}")
     columns[4].metric("TTFT p50", format_seconds(figures["ttft_p50_s"]))
     st.plotly_chart(over_time_figure(run, step), key="over_time")
-    st.caption(
-        "Simulated seconds come from the cost model in engine/metrics.py (7 ms a step + 0.1 ms a row "
-        "+ 0.05 ms a prompt token, a 7B model on an A100)."
-    )
+    st.caption(cost_caption(run.cost))
     st.dataframe(run.requests, key="request_table")
+
+
+def cost_caption(cost: CostModel) -> str:
+    """Which cost model turned the steps into simulated seconds, in its own figures."""
+    if cost.name == "default":
+        return (
+            "Simulated seconds come from the default cost model (engine/analysis/metrics.py): "
+            f"{cost.step_s * 1e3:g} ms a step + {cost.row_s * 1e3:g} ms a row + {cost.prefill_token_s * 1e3:g} ms "
+            "a prompt token, a 7B model on an A100 in round figures."
+        )
+    return (
+        f"Simulated seconds come from the hardware preset {cost.name} (engine/analysis/hardware.py): "
+        f"{cost.step_s * 1e3:.1f} ms a step to read the weights + {cost.kv_token_s * 1e6:.2f} µs per token of "
+        f"context attended + {cost.prefill_token_s * 1e3:.2f} ms a prompt token prefilled."
+    )
 
 
 def over_time_figure(run: Run, step: int) -> go.Figure:

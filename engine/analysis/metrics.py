@@ -2,11 +2,15 @@
 
 Steps are the raw unit. `CostModel` prices a step as a fixed cost (reading the
 weights), plus a cost per row sent (padded rows cost like real rows), plus a cost per
-prompt token prefilled in that step (in padded mode, the prompts admitted together are
-padded to the longest of them). Its defaults describe a 7B-parameter fp16 model on
-one A100-80GB (2.0 TB/s HBM, 312 TFLOP/s dense fp16): a decode step of 64 rows costs
-7 + 64 × 0.1 = 13.4 ms, of which the matrix maths would need only ~3 ms, so the step
-is memory-bound, as real decode steps are. See the README's "Cost model" section.
+token of context those rows attend to (a padded batch attends to `rows × its longest
+context`), plus a cost per prompt token prefilled in that step (in padded mode, the
+prompts admitted together are padded to the longest of them; with a KV pool or a token
+budget, the tokens the `prefill` events computed, recomputation included). Its defaults
+describe a 7B-parameter fp16 model on one A100-80GB (2.0 TB/s HBM, 312 TFLOP/s dense
+fp16) in round figures: a decode step of 64 rows costs 7 + 64 × 0.1 = 13.4 ms, of which
+the matrix maths would need only ~3 ms, so the step is memory-bound, as real decode
+steps are. `engine/analysis/hardware.py` has presets grounded in cited hardware, whose
+KV read grows with the context. See the README's "Cost model" section.
 
 Definitions (times from the step's start or end under the cost model):
 - queue wait: arrival → admission;  time to first token (TTFT): arrival → end of the
@@ -31,6 +35,8 @@ class CostModel:
     step_s: float = 0.007  # weights (13.5 GB fp16) read once a step at ~2 TB/s; also an idle tick
     row_s: float = 0.0001  # per row sent: ~200 MB of KV cache (≈400 tokens of a 7B model) at ~2 TB/s
     prefill_token_s: float = 0.00005  # per prompt token: 2 × 7e9 FLOPs at ~280 TFLOP/s
+    kv_token_s: float = 0.0  # per token of context a row sent attends to (the hardware presets' KV read)
+    name: str = "default"  # engine/analysis/hardware.py has the presets grounded in hardware
 
 
 def format_seconds(value: float | None) -> str:
@@ -64,7 +70,7 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
     `idle_before` counts the idle steps since the previous row, and they tick at `step_s`
     each in `end_s`.
     """
-    step, kind, request, a, _ = _columns(log)
+    step, kind, request, a, b = _columns(log)
     busy = np.unique(step)
     row = np.searchsorted(busy, step)  # each event's row
     rows = len(busy)
@@ -80,10 +86,22 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
         prefill *= count(admits).astype(np.int64)
     else:
         prefill = count(admits, prompt_len[request[admits]]).astype(np.int64)
+    prefills = kind == EventKind.PREFILL
+    if prefills.any():  # memory on: what each step computed (chunks, and recomputation after a preemption)
+        prefill = count(prefills, a[prefills]).astype(np.int64)
+    emits = kind == EventKind.EMIT
+    context = count(emits, b[emits] - 1).astype(np.int64)  # each row attends to its prefix before the new token
+    if log.config.padded:  # every row sent is as long as the longest
+        longest = np.zeros(rows, np.int64)
+        np.maximum.at(longest, row[emits], b[emits] - 1)
+        context = rows_sent * longest
     slotless_evicts = (kind == EventKind.EVICT) & (log_slot(log) < 0)
+    running = _running_rows(kind, row, rows, log_slot(log), count)
     queue = np.cumsum(count(kind == EventKind.ARRIVE) - count(admits) - count(slotless_evicts)).astype(np.int64)
     duration = np.where(
-        rows_sent > 0, cost.step_s + cost.row_s * rows_sent + cost.prefill_token_s * prefill, cost.step_s
+        (rows_sent > 0) | (prefill > 0),  # a step that only prefills (a chunk) costs its prefill too
+        cost.step_s + cost.row_s * rows_sent + cost.kv_token_s * context + cost.prefill_token_s * prefill,
+        cost.step_s,
     )
     idle_before = np.diff(busy, prepend=0) - np.r_[0, np.ones(max(rows - 1, 0), np.int64)]
     return pd.DataFrame(
@@ -92,15 +110,31 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
             "idle_before": idle_before.astype(np.int64),
             "rows_sent": rows_sent,
             "active_rows": active,
+            "running_rows": running,
             "padded_rows": np.where(rows_sent > 0, rows_sent - active, 0),
             "queue_depth": queue,
             "admitted": count(admits).astype(np.int64),
             "finished": count(kind == EventKind.EVICT).astype(np.int64),
             "prefill_tokens": prefill,
+            "context_tokens": context,
             "duration_s": duration,
             "end_s": np.cumsum(duration + idle_before * cost.step_s),
         }
     )
+
+
+def _running_rows(kind: np.ndarray, row: np.ndarray, rows: int, slot: np.ndarray, count) -> np.ndarray:
+    """Rows holding a slot at each busy step's model call (those still prefilling included):
+    admitted so far, less the preempted, less those evicted before the call (a row that
+    finishes at the call still held its slot for it)."""
+    call_at = np.full(max(rows, 1), np.iinfo(np.int64).max)
+    calls = np.flatnonzero(kind == EventKind.MODEL_CALL)
+    call_at[row[calls]] = calls
+    evicts = (kind == EventKind.EVICT) & (slot >= 0)
+    before_call = evicts & (np.arange(len(kind)) < call_at[row])
+    after_call = count(evicts & ~before_call)
+    held = count(kind == EventKind.ADMIT) - count(kind == EventKind.PREEMPT) - count(before_call)
+    return (np.cumsum(held) - (np.cumsum(after_call) - after_call)).astype(np.int64)
 
 
 def log_slot(log: EventLog) -> np.ndarray:
@@ -180,6 +214,9 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
     total_s = float(steps.end_s.iloc[-1]) if len(steps) else 0.0
     slot_steps = len(called) * log.config.batch_size
     pct = lambda column, q: float(np.nanpercentile(requests[column], q)) if requests[column].notna().any() else None  # noqa: E731
+    gaps = token_gaps(log, steps)
+    _, kind, _, a, _ = _columns(log)
+    preempts = kind == EventKind.PREEMPT
     return {
         "requests": len(requests),
         "steps": log.num_steps,
@@ -195,4 +232,21 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
         "tpot_p50_s": pct("tpot_s", 50),
         "e2e_p50_s": pct("e2e_s", 50),
         "e2e_p99_s": pct("e2e_s", 99),
+        "tbt_p99_s": float(np.percentile(gaps, 99)) if len(gaps) else None,
+        "max_tbt_s": float(gaps.max()) if len(gaps) else None,
+        "peak_running": int(steps.running_rows.max()) if len(steps) else 0,
+        "preemptions": int(preempts.sum()),
+        "recomputed_tokens": int(a[preempts].sum()),  # what the preempted rows held: prefilled again
     }
+
+
+def token_gaps(log: EventLog, steps: pd.DataFrame) -> np.ndarray:
+    """Time between tokens (TBT): the simulated seconds between each request's consecutive
+    tokens (the end of one emitting step to the end of the next), so a stall shows."""
+    step, kind, request, _, _ = _columns(log)
+    emits = kind == EventKind.EMIT
+    order = np.lexsort((step[emits], request[emits]))  # by request, then step
+    owner, at = request[emits][order], step[emits][order]
+    ends = steps["end_s"].to_numpy()[np.searchsorted(steps["step"].to_numpy(), at)]
+    same = owner[1:] == owner[:-1]
+    return (ends[1:] - ends[:-1])[same]

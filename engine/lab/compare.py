@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..analysis.hardware import cost_model
 from ..analysis.metrics import CostModel, summary
 from .scenario import Scenario
 from .simulate import simulate
@@ -31,11 +32,13 @@ def compare(
     cost: CostModel | None = None,
     progress: Callable[[str], Callable[[int, int], None]] | None = None,
 ) -> dict[str, dict]:
-    """Summary metrics per configuration, keyed as in CONFIGURATIONS."""
+    """Summary metrics per configuration, keyed as in CONFIGURATIONS, priced by `cost` (by
+    default the scenario's own cost model)."""
+    cost = cost or cost_model(scenario.cost)
     results = {}
     for name, settings in CONFIGURATIONS.items():
         log = simulate(scenario.with_engine(**settings), progress=progress(name) if progress else None)
-        results[name] = summary(log, cost or CostModel())
+        results[name] = summary(log, cost)
     return results
 
 

@@ -13,6 +13,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from ..analysis.hardware import COST_MODELS
 from ..core.config import KV_POLICIES
 from ..core.validation import INT64_MAX, INT64_MIN, parse_text
 from .limits import (
@@ -76,6 +77,7 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
     top = Table(source, data)
     title = top.str("title")
     lesson = top.str("lesson", "")
+    cost = top.str("cost", "default", choices=COST_MODELS)
     engine = _engine(top.table("engine") or Table(source, {}, "engine"))
     model = _model(top.table("model") or Table(source, {}, "model"), engine)
     vocabulary = _int_keyed(top, "vocabulary", lambda t, k: t.str(k))
@@ -101,6 +103,7 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
         workload,
         vocabulary,
         captions,
+        cost,
     )
     check_work(scenario)
     return scenario

@@ -47,6 +47,7 @@ class Scenario:
     workload: WorkloadConfig | None = None
     vocabulary: dict[int, str] = field(default_factory=dict)
     captions: dict[int, str] = field(default_factory=dict)
+    cost: str = "default"  # the cost model that prices its steps (engine/analysis/hardware.py)
 
     @cached_property
     def requests(self) -> list[RequestSpec]:
