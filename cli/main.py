@@ -23,7 +23,14 @@ from engine.analysis.metrics import CostModel, format_seconds, request_metrics, 
 from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
 from engine.core.config import KV_POLICIES
-from engine.lab.compare import COMPARED, CONFIGURATIONS, compare, continuous_speedup
+from engine.lab.compare import (
+    COMPARED,
+    MEMORY_COMPARED,
+    MEMORY_CONFIGURATIONS,
+    compare,
+    continuous_speedup,
+    memory_speedups,
+)
 from engine.lab.limits import MAX_BATCH_SIZE, MAX_KV_BLOCKS, MAX_LENGTH, MAX_PROMPT_TOKENS, MAX_REQUESTS
 from engine.lab.scenario import EngineConfig, ModelConfig, Scenario, WorkloadConfig, list_scenarios, resolve_scenario
 from engine.lab.simulate import simulate
@@ -230,7 +237,7 @@ def _label(name: str) -> str:
 def _format(name: str, value) -> str:
     if value is None:
         return "-"
-    if name in ("slot_utilization", "padding_waste"):
+    if name in ("slot_utilization", "padding_waste", "kv_utilization"):
         return f"{value:.1%}"
     if name == "throughput_tokens_per_s":
         return f"{value:,.0f} tokens/s"
@@ -247,13 +254,21 @@ def compare_command(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=2))
         return 0
     print(f"{scenario.name}: {scenario.title} (batch_size {scenario.engine.batch_size})")
-    print(f"{'configuration':<18}" + "".join(f"{head:>16}" for head in COMPARED.values()))
-    for name in CONFIGURATIONS:
-        print(f"{name:<18}" + "".join(f"{_format(c, results[name][c]):>16}" for c in COMPARED))
+    columns = [COMPARED] + ([MEMORY_COMPARED] if "continuous-paged" in results else [])
+    for shown in columns:  # the memory figures as a second table, for the memory configurations
+        names = list(results) if shown is COMPARED else list(MEMORY_CONFIGURATIONS)
+        print(f"{'configuration':<18}" + "".join(f"{head:>16}" for head in shown.values()))
+        for name in names:
+            print(f"{name:<18}" + "".join(f"{_format(c, results[name][c]):>16}" for c in shown))
     speedup = continuous_speedup(results)
-    ratio = f"{speedup:.2f}x" if speedup is not None else "- (no tokens were generated)"
-    print(f"continuous / static throughput (ragged): {ratio}")
+    print(f"continuous / static throughput (ragged): {_ratio(speedup)}")
+    for name, ratio in memory_speedups(results).items():
+        print(f"continuous-paged / {name} throughput: {_ratio(ratio)}")
     return 0
+
+
+def _ratio(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "- (no tokens were generated)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -192,3 +192,7 @@ def test_a_preemption_shows_in_the_metrics_as_a_stall_and_recomputed_tokens():
     # A's tokens end steps 0-3 (gaps 1, 1, 1); B's end steps 0, 1, then 4, 5 (gaps 1, 3, 1)
     assert figures["max_tbt_s"] == 3.0
     assert figures["tbt_p99_s"] == pytest.approx(1 + 0.95 * 2)
+    # blocks of 2 at each call: A 1 + B 1, A 1 + B 1, A 2 (B's freed), A 2, B 2, B 2
+    assert steps.kv_blocks_held.tolist() == [2, 2, 2, 2, 2, 2]
+    assert steps.kv_tokens_held.tolist() == [2, 4, 3, 4, 3, 4]  # the prefixes before each new token
+    assert figures["kv_utilization"] == pytest.approx((2 / 4 + 1 + 3 / 4 + 1 + 3 / 4 + 1) / 6)

@@ -29,6 +29,8 @@ def test_step_metrics_of_part2():
         "finished": [1, 0, 2, 1],
         "prefill_tokens": [2, 1, 0, 1],
         "context_tokens": [2, 3, 5, 1],  # A 1 + B 1; C 1 + B 2; C 2 + B 3; D 1 (one-token prompts)
+        "kv_blocks_held": [0, 0, 0, 0],  # no KV pool
+        "kv_tokens_held": [2, 3, 5, 1],
         # 1 + 0.5 per row + 0.25 per prompt token
         "duration_s": [2.5, 2.25, 2.0, 1.75],
         "end_s": [2.5, 4.75, 6.75, 8.5],
@@ -74,6 +76,7 @@ def test_summary_of_part2():
             "peak_running": 2,
             "preemptions": 0,
             "recomputed_tokens": 0,
+            "kv_utilization": None,
         }
     )
 

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.core.dataframe import KIND_LABELS, events_frame
-from engine.lab.compare import COMPARED, CONFIGURATIONS, continuous_speedup
+from engine.lab.compare import COMPARED, MEMORY_COMPARED, continuous_speedup, memory_speedups
 from ui import palette
 from ui.runs import Run, comparison
 from ui.time_charts import cost_caption
@@ -30,17 +30,23 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
         "Continuous / static throughput (ragged)",
         f"{speedup:.2f}×" if speedup is not None else "– (no tokens generated)",
     )
-    formats = {"steps": "{:,.0f}", "throughput_tokens_per_s": "{:,.0f} tok/s", "slot_utilization": "{:.0%}"}
-    formats["padding_waste"] = formats["slot_utilization"]
-    shown = {name: formats.get(name, "{:.3f} s") for name in COMPARED}
-    table = pd.DataFrame(results).T[list(COMPARED)].style.format(shown).relabel_index(list(COMPARED.values()), axis=1)
+    for name, ratio in memory_speedups(results).items():
+        st.metric(f"Paged / {name} throughput", f"{ratio:.2f}×" if ratio is not None else "–")
+    columns = {**COMPARED, **(MEMORY_COMPARED if "continuous-paged" in results else {})}
+    percent, count = "{:.0%}", "{:,.0f}"
+    formats = {"steps": count, "throughput_tokens_per_s": "{:,.0f} tok/s", "slot_utilization": percent}
+    formats |= {"padding_waste": percent, "kv_utilization": percent, "peak_running": count, "preemptions": count}
+    formats["recomputed_tokens"] = count
+    shown = {name: formats.get(name, "{:.3f} s") for name in columns}
+    frame = pd.DataFrame(results).T[list(columns)]
+    table = frame.style.format(shown, na_rep="–").relabel_index(list(columns.values()), axis=1)
     if projector:
         st.table(table)
     else:
         st.dataframe(table, key="comparison_table")
     st.caption(cost_caption(run.cost))
     left, right = st.columns(2)
-    names, text = list(CONFIGURATIONS), 24 if projector else 12
+    names, text = list(results), 24 if projector else 12
     throughput = [results[n]["throughput_tokens_per_s"] for n in names]
     left.plotly_chart(_bars(names, throughput, "tokens / s", text), key="compare_throughput")
     latency = [results[n]["e2e_p50_s"] for n in names]

@@ -97,6 +97,7 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
         context = rows_sent * longest
     slotless_evicts = (kind == EventKind.EVICT) & (log_slot(log) < 0)
     running = _running_rows(kind, row, rows, log_slot(log), count)
+    blocks_held, tokens_held = _kv_use(kind, row, rows, request, a, b, count)
     queue = np.cumsum(count(kind == EventKind.ARRIVE) - count(admits) - count(slotless_evicts)).astype(np.int64)
     duration = np.where(
         (rows_sent > 0) | (prefill > 0),  # a step that only prefills (a chunk) costs its prefill too
@@ -117,6 +118,8 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
             "finished": count(kind == EventKind.EVICT).astype(np.int64),
             "prefill_tokens": prefill,
             "context_tokens": context,
+            "kv_blocks_held": blocks_held,
+            "kv_tokens_held": tokens_held,
             "duration_s": duration,
             "end_s": np.cumsum(duration + idle_before * cost.step_s),
         }
@@ -135,6 +138,28 @@ def _running_rows(kind: np.ndarray, row: np.ndarray, rows: int, slot: np.ndarray
     after_call = count(evicts & ~before_call)
     held = count(kind == EventKind.ADMIT) - count(kind == EventKind.PREEMPT) - count(before_call)
     return (np.cumsum(held) - (np.cumsum(after_call) - after_call)).astype(np.int64)
+
+
+def _kv_use(kind, row, rows, request, a, b, count) -> tuple[np.ndarray, np.ndarray]:
+    """At each busy step's model call: KV blocks held (allocated so far, less those freed by
+    earlier steps and by this step's preemptions and cancellations), and the tokens they
+    hold: each row sent, its prefix before the new token; each row only prefilling, what it
+    has computed."""
+    frees = kind == EventKind.KV_FREE
+    freed = count(frees, a[frees]).astype(np.int64)
+    call_at = np.full(max(rows, 1), np.iinfo(np.int64).max)
+    calls = np.flatnonzero(kind == EventKind.MODEL_CALL)
+    call_at[row[calls]] = calls
+    early = frees & (np.arange(len(kind)) < call_at[row])
+    freed_early = count(early, a[early]).astype(np.int64)
+    blocks = np.cumsum(count(kind == EventKind.KV_ALLOC).astype(np.int64) - freed_early) - (
+        np.cumsum(freed - freed_early) - (freed - freed_early)
+    )
+    emits, prefills = kind == EventKind.EMIT, kind == EventKind.PREFILL
+    key = row * (int(request.max(initial=0)) + 1) + request  # (step, request)
+    only_prefilling = prefills & ~np.isin(key, key[emits])
+    tokens = count(emits, b[emits] - 1) + count(only_prefilling, b[only_prefilling])
+    return blocks.astype(np.int64), tokens.astype(np.int64)
 
 
 def log_slot(log: EventLog) -> np.ndarray:
@@ -237,7 +262,17 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
         "peak_running": int(steps.running_rows.max()) if len(steps) else 0,
         "preemptions": int(preempts.sum()),
         "recomputed_tokens": int(a[preempts].sum()),  # what the preempted rows held: prefilled again
+        "kv_utilization": kv_utilization(steps, log.config.block_size),
     }
+
+
+def kv_utilization(steps: pd.DataFrame, block_size: int) -> float | None:
+    """The share of the allocated KV capacity that holds tokens, averaged over the steps that
+    hold any (vLLM paper, Fig. 2); None without a KV pool."""
+    held = steps[steps.kv_blocks_held > 0]
+    if not len(held):
+        return None
+    return float((held.kv_tokens_held / (held.kv_blocks_held * block_size)).mean())
 
 
 def token_gaps(log: EventLog, steps: pd.DataFrame) -> np.ndarray:

@@ -1,0 +1,54 @@
+"""Compare with a KV pool: the four configurations with unlimited memory, and the three
+memory configurations the pool bounds, on the kv-paged-vs-reserve lesson."""
+
+import json
+
+from engine.lab.compare import CONFIGURATIONS, MEMORY_CONFIGURATIONS, compare, configurations, memory_speedups
+from engine.lab.scenario import resolve_scenario
+from tests.test_app import start
+from tests.test_cli import run_cli
+
+SCENARIO = resolve_scenario("kv-paged-vs-reserve")  # 24 requests of 4 + up to 16 tokens, 8 slots, 24 blocks of 4
+
+
+def test_a_scenario_with_a_pool_runs_seven_configurations_the_four_without_it():
+    runs = configurations(SCENARIO)
+    assert list(runs) == [*CONFIGURATIONS, "static-reserve", "continuous-reserve", "continuous-paged"]
+    assert all(runs[name]["kv_blocks"] is None for name in CONFIGURATIONS)  # unlimited memory
+    assert runs["static-reserve"] == {"batching": "static", "padded": False, "kv_policy": "reserve"}
+    assert list(configurations(resolve_scenario("part2-slot-refill"))) == list(CONFIGURATIONS)  # no pool
+
+
+def test_paged_beats_reserving_which_beats_static_and_keeps_its_blocks_full():
+    results = compare(SCENARIO)
+    steps = {name: results[name]["steps"] for name in MEMORY_CONFIGURATIONS}
+    assert steps == {"static-reserve": 79, "continuous-reserve": 44, "continuous-paged": 27}
+    peak = {name: results[name]["peak_running"] for name in MEMORY_CONFIGURATIONS}
+    assert peak == {"static-reserve": 4, "continuous-reserve": 4, "continuous-paged": 8}  # 5 blocks a reserved row
+    throughput = [results[name]["throughput_tokens_per_s"] for name in MEMORY_CONFIGURATIONS]
+    assert throughput == sorted(throughput)  # static-reserve <= continuous-reserve <= continuous-paged
+    utilization = {name: results[name]["kv_utilization"] for name in MEMORY_CONFIGURATIONS}
+    assert utilization["continuous-paged"] > 0.85 > 0.55 > utilization["continuous-reserve"]
+    assert results["continuous-ragged"]["kv_utilization"] is None  # no pool, nothing to fill
+    speedups = memory_speedups(results)
+    assert speedups["static-reserve"] > speedups["continuous-reserve"] > 1
+
+
+def test_the_cli_prints_the_memory_figures_and_the_ratios():
+    result = run_cli("compare", "kv-paged-vs-reserve")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-2].startswith("continuous-paged / static-reserve throughput: ")
+    assert lines[-1].startswith("continuous-paged / continuous-reserve throughput: ")
+    memory = lines[lines.index(next(line for line in lines if "KV util" in line)) :]
+    assert memory[1].split()[:3] == ["static-reserve", "51.4%", "4"]
+    assert memory[3].split()[:3] == ["continuous-paged", "86.6%", "8"]
+    figures = json.loads(run_cli("compare", "kv-paged-vs-reserve", "--json").stdout)
+    assert list(figures) == [*CONFIGURATIONS, *MEMORY_CONFIGURATIONS]
+
+
+def test_the_compare_tab_shows_the_memory_ratios():
+    app = start(scenario="kv-paged-vs-reserve", tab="Compare")
+    assert not app.exception and not app.error
+    labels = [metric.label for metric in app.metric]
+    assert "Paged / static-reserve throughput" in labels and "Paged / continuous-reserve throughput" in labels

@@ -1,0 +1,52 @@
+"""The memory lessons say what their runs do: each claim in a lesson's text, checked."""
+
+import pytest
+
+from engine.analysis.metrics import request_metrics, summary
+from engine.analysis.replay import Replay
+from engine.lab.scenario import resolve_scenario
+from engine.lab.simulate import simulate
+
+
+def events(log, kind):
+    return [(e.step, e.request_id) for e in log if e.kind == kind]
+
+
+def test_preemption_takes_the_newest_running_row_twice_and_recomputes_12_tokens():
+    scenario = resolve_scenario("preemption")
+    log = simulate(scenario)
+    assert events(log, "preempt") == [(3, "C"), (5, "B")]
+    assert [(step, rid) for step, rid in events(log, "admit") if step > 0] == [(6, "B"), (6, "C")]
+    assert [(e.step, e.request_id, e.tokens) for e in log if e.kind == "prefill" and e.step == 6] == [
+        (6, "B", 7),
+        (6, "C", 5),
+    ]
+    assert summary(log)["recomputed_tokens"] == 12
+    c_steps = [e.step for e in log if e.kind == "emit" and e.request_id == "C"]
+    assert c_steps == [0, 1, 2, 6, 7, 8]  # 4 steps between its third and fourth tokens
+    assert log.outputs() == simulate(scenario.with_engine(kv_blocks=None)).outputs()  # memory changes no output
+
+
+def test_chunked_prefill_trades_the_stall_for_the_long_request_s_first_token():
+    scenario = resolve_scenario("chunked-prefill")
+    chunked, whole = simulate(scenario), simulate(scenario.with_engine(token_budget=None))
+    assert [e.tokens for e in chunked if e.kind == "prefill" and e.request_id == "L"] == [509] * 7 + [437]
+    assert summary(whole)["max_tbt_s"] == pytest.approx(0.2074)  # the whole 4,000-token prefill in one step
+    assert summary(chunked)["max_tbt_s"] == pytest.approx(0.03275)  # about one chunk
+    assert request_metrics(whole).ttft_s["L"] == pytest.approx(0.2074)
+    assert request_metrics(chunked).ttft_s["L"] == pytest.approx(0.2585)
+    assert (
+        request_metrics(chunked).e2e_s["A"]
+        == pytest.approx(request_metrics(whole).e2e_s["A"])
+        == pytest.approx(0.37575)
+    )
+
+
+def test_block_tables_end_scattered():
+    log = simulate(resolve_scenario("block-table"))
+    replay = Replay(log)
+    last = {rid: step for step, rid in events(log, "evict")}
+    tables = {rid: replay[last[rid]].slots[slot].blocks for slot, rid in ((0, "D"), (1, "B"))}
+    assert tables == {"D": (0, 2, 6, 1, 3), "B": (1, 4, 3, 5, 7)}
+    assert events(log, "admit")[-1] == (3, "D")
+    assert [e.blocks for e in log if e.kind == "kv_free" and e.request_id == "A"] == [2]
