@@ -29,7 +29,8 @@ def frames(app: AppTest) -> dict:
     """The frames of the run the stage shows (the app must have sent them on its last run)."""
     data = stage_data(app)
     assert "runs" in data, "the frames were not sent on this run"
-    return data["runs"][0]
+    run = data["runs"][0]
+    return {**run, "narration": {step: [run["sentences"][i] for i in said] for step, said in run["narration"].items()}}
 
 
 def report_step(app: AppTest, step: int) -> AppTest:

@@ -1,6 +1,7 @@
 """Compare with a KV pool: the four configurations with unlimited memory, and the three
 memory configurations the pool bounds, on the kv-paged-vs-reserve lesson."""
 
+import dataclasses
 import json
 
 from engine.lab.compare import CONFIGURATIONS, MEMORY_CONFIGURATIONS, compare, configurations, memory_speedups
@@ -52,3 +53,26 @@ def test_the_compare_tab_shows_the_memory_ratios():
     assert not app.exception and not app.error
     labels = [metric.label for metric in app.metric]
     assert "Paged / static-reserve throughput" in labels and "Paged / continuous-reserve throughput" in labels
+    assert any("FasterTransformer" in caption.value for caption in app.caption)  # the rest of the gap to 23x
+
+
+def reduced_anyscale(cap: int, count: int = 250):
+    scenario = resolve_scenario(f"anyscale-cap{cap}")  # OPT-13B on an A100-40GB: 1,293 blocks of 16
+    return dataclasses.replace(scenario, workload=dataclasses.replace(scenario.workload, count=count))
+
+
+def test_on_the_anyscale_workload_paging_gains_more_the_higher_the_cap():
+    """The memory arithmetic, untuned, on 250 of the 1,000 requests: what it predicts and what it does not."""
+    ratios, utilization = {}, {}
+    for cap in (32, 1536):
+        results = compare(reduced_anyscale(cap))
+        throughput = {name: results[name]["throughput_tokens_per_s"] for name in MEMORY_CONFIGURATIONS}
+        assert throughput["continuous-paged"] > throughput["static-reserve"]
+        assert throughput["continuous-reserve"] > throughput["static-reserve"]
+        ratios[cap] = throughput["continuous-paged"] / throughput["static-reserve"]
+        utilization[cap] = {name: results[name]["kv_utilization"] for name in MEMORY_CONFIGURATIONS}
+        assert utilization[cap]["continuous-paged"] >= 0.9
+    assert ratios[1536] > 2.5 * ratios[32]  # 2.92x against 1.06x
+    assert utilization[1536]["continuous-reserve"] < 0.5  # a row reserves 2,048 tokens and uses about 640
+    # Not predicted: at cap 32 paging loses a little to reserving (0.99x), since it admits 40
+    # rows whose prompts fill the pool and then preempts to let them grow (no watermark).

@@ -159,11 +159,16 @@ def test_part2_narration():
         (
             "anyscale-cap32",
             3,
-            [
-                "Requests r72, r73, r74 are admitted into slots 15, 17, 21 from the queue.",
-                "925 requests still wait.",
-                "The model is called with 64 rows.",
-                "64 rows emitted one token each.",
+            [  # on OPT-13B's KV pool: about 38 rows of 512 + 32 tokens fit, not 64
+                "Requests r44, r45, r46 are admitted into slots 15, 17, 21 from the queue.",
+                "Requests r41, r42, r43, r44, r45 and 1 more take 99 blocks between them.",
+                "9 blocks of the KV cache are free.",
+                "953 requests still wait.",
+                "The model is called with 39 rows.",
+                "39 rows emitted one token each.",
+                "Request r44 prefills 512 tokens (512/512) and gets its first token at this step.",
+                "Request r45 prefills 512 tokens (512/512) and gets its first token at this step.",
+                "Request r46 prefills 512 tokens (512/512) and gets its first token at this step.",
             ],
         ),
     ],

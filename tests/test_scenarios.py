@@ -6,6 +6,7 @@ import json
 import pytest
 
 from engine import EventLog
+from engine.analysis.hardware import preset
 from engine.lab.scenario import list_scenarios, load_scenario
 from engine.lab.simulate import simulate
 from tests.update_golden import GOLDEN, digest, golden_text, is_generated
@@ -71,14 +72,29 @@ def test_model_fault_scenario_logs_the_error_and_matches_a_fault_free_run():
     assert log.outputs() == clean.outputs()
 
 
-def test_anyscale_workload_matches_the_benchmark():
+def test_anyscale_workload_matches_the_benchmark_as_a_server_sees_it():
     scenario = load_scenario("scenarios/anyscale-cap1536.toml")
     requests = scenario.requests
     assert len(requests) == 1000
     assert {len(r.prompt) for r in requests} == {512}
     assert {r.arrival_step for r in requests} == {0}
-    lengths = [r.max_tokens for r in requests]
+    assert {r.max_tokens for r in requests} == {1536}  # every request asks for the cap
+    lengths = [r.answer_len for r in requests]
     assert max(lengths) <= 1536 and min(lengths) >= 1
     assert 110 < sum(lengths) / len(lengths) < 140  # exponential, mean 128, resampled above the cap
+    assert len({tuple(r.prompt[:2]) for r in requests}) == 1000  # each prompt starts with its own answer id
     capped = load_scenario("scenarios/anyscale-cap32.toml").requests
-    assert max(r.max_tokens for r in capped) == 32
+    assert max(r.answer_len for r in capped) == 32
+    assert scenario.engine.kv_blocks == preset(scenario.cost).kv_pool_blocks(scenario.engine.block_size) == 1293
+
+
+def test_the_answer_model_stops_each_answer_at_its_drawn_length():
+    scenario = dataclasses.replace(
+        load_scenario("scenarios/anyscale-cap128.toml"),
+        workload=dataclasses.replace(load_scenario("scenarios/anyscale-cap128.toml").workload, count=50),
+    )
+    log = simulate(scenario.with_engine(kv_blocks=None))
+    outputs = log.outputs()
+    for spec, rid in zip(scenario.requests, [f"r{i}" for i in range(50)]):
+        answer = outputs[rid][len(spec.prompt) :]
+        assert len(answer) == spec.answer_len and answer[-1] == 0 and 0 not in answer[:-1]

@@ -175,7 +175,7 @@ def log_run(jsonl_text: str, digest: str) -> Run:
     return RUNS.get(("log", digest), make, Run.nbytes)
 
 
-@st.cache_data(max_entries=16, show_spinner="Running all four configurations…")
+@st.cache_data(max_entries=16, show_spinner="Running every configuration…")
 def comparison(name: str, toml_text: str | None, overrides: Overrides) -> dict[str, dict]:
     scenario = resolve_scenario(name) if toml_text is None else parse_scenario(toml_text, name)
     return compare(apply_overrides(scenario, overrides))  # priced by the scenario's cost model

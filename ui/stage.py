@@ -16,6 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from engine.analysis.frames import for_the_wire
 from ui.batch_view import batch_table, batch_view
 from ui.runs import Run
 
@@ -55,7 +56,7 @@ def render_stage(runs: list[Run], labels: list[str] | None, start: int, speed: f
         "projector": projector,
     }
     if run_id not in sent:
-        data["runs"] = [run.frames for run in runs]
+        data["runs"] = [for_the_wire(run.frames) for run in runs]
         sent.add(run_id)
     result = STAGE(
         key=f"stage_{run_id}",

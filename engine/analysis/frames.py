@@ -16,6 +16,10 @@ once, as plain lists that grow with the events, never with steps x slots:
 - `calls`: [step, rows sent, padded rows] per model call; `faults`: steps whose call failed;
 - `narration`: the sentences of every busy step (a scenario's caption replaces them).
 
+On the wire (`for_the_wire`), the narration's sentences are sent once each: `sentences`
+lists them, and `narration` gives each step's sentences as indices into it (a long run
+says "The model is called with 40 rows." thousands of times).
+
 Colours are chosen so that neighbouring slots at the same time, and one slot's successive
 occupants, never share one.
 """
@@ -68,6 +72,13 @@ def encode(replay: Replay, captions: dict[int, str] | None = None) -> dict:
             str(step): [captions[step]] if step in captions else narrate(replay, step, log.vocabulary) for step in busy
         },
     }
+
+
+def for_the_wire(frames: dict) -> dict:
+    """The frames as the stage receives them: each distinct sentence once (see the module docstring)."""
+    index: dict[str, int] = {}
+    narration = {step: [index.setdefault(s, len(index)) for s in said] for step, said in frames["narration"].items()}
+    return {**frames, "narration": narration, "sentences": list(index)}
 
 
 def _column(values, dtype, log) -> np.ndarray:
@@ -146,20 +157,21 @@ def colours(occupancy: list[list[int]], count: int) -> list[int]:
     """A colour index per request, never that of a request in a neighbouring slot at an
     overlapping time, nor of the one before or after it in its own slot.
 
-    Greedy in admission order: when a request is coloured, the only coloured requests it
-    must differ from are its slot's previous occupant and the rows then running next to it,
-    so a handful of colours always suffice.
+    Greedy in order of first admission: when a request is coloured, it must differ from the
+    coloured requests next to any of its stretches (a preempted request is readmitted,
+    maybe into another slot, and keeps one colour), so a handful of colours suffice.
     """
     colour = [-1] * count
     ordered = sorted(occupancy, key=lambda row: (row[2], row[0]))
     by_slot: dict[int, list[list[int]]] = {}
+    stints: dict[int, list[list[int]]] = {}
     for row in ordered:
         by_slot.setdefault(row[0], []).append(row)
-    for slot, request, first, last, _ in ordered:
-        if colour[request] != -1:
-            continue  # readmitted after a preemption: it keeps its colour
+        stints.setdefault(row[1], []).append(row)
+    for request, held in stints.items():  # (in order of first admission)
         taken = {
             colour[other]
+            for slot, _, first, last, _ in held
             for neighbour in (slot - 1, slot, slot + 1)
             for _, other, other_first, other_last, _ in by_slot.get(neighbour, ())
             if other != request and other_first <= last + 1 and other_last >= first - 1

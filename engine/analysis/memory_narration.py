@@ -7,6 +7,7 @@ and will recompute 187 tokens.
 from __future__ import annotations
 
 from ..core.events import Event
+from .wording import MAX_NAMES, names
 
 
 def plural(n: int, word: str) -> str:
@@ -14,8 +15,17 @@ def plural(n: int, word: str) -> str:
 
 
 def listed(numbers: list[int]) -> str:
-    """`3`, `3 and 4`, `3, 4 and 7`."""
-    texts = [str(n) for n in numbers]
+    """`3`, `3 and 4`, `3, 4 and 7`; a run of 3 or more consecutive ids as `8–31`."""
+    texts, start = [], 0
+    while start < len(numbers):
+        end = start
+        while end + 1 < len(numbers) and numbers[end + 1] == numbers[end] + 1:
+            end += 1
+        if end - start >= 2:
+            texts.append(f"{numbers[start]}–{numbers[end]}")
+        else:
+            texts.extend(str(n) for n in numbers[start : end + 1])
+        start = end + 1
     return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
@@ -32,10 +42,14 @@ def before_call(events: list[Event], state) -> list[str]:
             )
         elif e.kind == "kv_alloc":
             taken.setdefault(e.request_id, []).append(e.block)
-    for rid, blocks in taken.items():
-        row = next((s for s in state.slots if s is not None and s.request_id == rid), None)
-        held = f" ({plural(len(row.blocks), 'block')} now)" if row is not None else ""
-        out.append(f"Request {rid} takes {'block' if len(blocks) == 1 else 'blocks'} {listed(blocks)}{held}.")
+    if len(taken) > MAX_NAMES:  # a crowd: one sentence
+        total = sum(map(len, taken.values()))
+        out.append(f"Requests {names(list(taken))} take {plural(total, 'block')} between them.")
+    else:
+        for rid, blocks in taken.items():
+            row = next((s for s in state.slots if s is not None and s.request_id == rid), None)
+            held = f" ({plural(len(row.blocks), 'block')} now)" if row is not None else ""
+            out.append(f"Request {rid} takes {'block' if len(blocks) == 1 else 'blocks'} {listed(blocks)}{held}.")
     if state.free_blocks is not None and (taken or frees):
         free = len(state.free_blocks)
         out.append(f"{plural(free, 'block')} of the KV cache {'is' if free == 1 else 'are'} free.")
@@ -45,6 +59,11 @@ def before_call(events: list[Event], state) -> list[str]:
 def after_call(events: list[Event], state, prompt_len: dict[str, int]) -> list[str]:
     """What each prefilling row computed, and the blocks evicted rows give back."""
     out = []
+    prefills = [e for e in events if e.kind == "prefill" and e.tokens]
+    if len(prefills) > MAX_NAMES:  # a crowd: one sentence
+        total = sum(e.tokens for e in prefills)
+        out.append(f"Requests {names([e.request_id for e in prefills])} prefill {plural(total, 'token')} between them.")
+        events = [e for e in events if e.kind != "prefill"]
     for e in events:
         if e.kind == "prefill":
             row = next((s for s in state.slots if s is not None and s.request_id == e.request_id), None)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from ..core.events import Event
 from . import memory_narration
 from .replay import Replay
+from .wording import MAX_NAMES, names
 
-MAX_NAMES = 5  # request ids listed before "and N more"
 MAX_QUIET_ROWS = 4  # rows that just emit a token, narrated one by one up to this many
 MAX_TOKENS_SHOWN = 12
 
@@ -23,11 +23,6 @@ def tokens_text(tokens: list[int]) -> str:
         return str(list(tokens))
     head, tail = ", ".join(map(str, tokens[:5])), ", ".join(map(str, tokens[-3:]))
     return f"[{head}, …, {tail}] ({len(tokens)} tokens)"
-
-
-def names(ids: list[str]) -> str:
-    shown = ", ".join(ids[:MAX_NAMES])
-    return shown if len(ids) <= MAX_NAMES else f"{shown} and {len(ids) - MAX_NAMES} more"
 
 
 def plural(n: int, word: str) -> str:

@@ -26,3 +26,4 @@ class RequestSpec:
     cancel_step: int | None = None  # cancelled before this step runs
     stream: bool = False  # attach an on_token callback
     script: list[int] | None = None  # scripted model: the continuation
+    answer_len: int | None = None  # the answer's length: the model's stop token is generated token number answer_len

@@ -178,6 +178,11 @@ def _workload(t: Table) -> WorkloadConfig:
     ):
         raise t.fail("prompt_len", f"must be an integer 0..{MAX_LENGTH} or a range [min, max]", length)
     output, arrival = t.table("output", required=True), t.table("arrival") or Table(t.source, {}, t.where("arrival"))
+    max_tokens = output.int("max_tokens", None, minimum=1, maximum=MAX_LENGTH)
+    if max_tokens is not None and length[0] < 2:
+        raise t.fail(
+            "prompt_len", "must be at least 2 with output.max_tokens (the answer model reads a 2-token id)", length
+        )
     config = WorkloadConfig(
         count=t.int("count", minimum=1, maximum=MAX_REQUESTS),
         prompt_len=(length[0], length[1]),
@@ -185,6 +190,7 @@ def _workload(t: Table) -> WorkloadConfig:
         output=_choice_with_params(output, "distribution", DISTRIBUTIONS),
         arrival=_choice_with_params(arrival, "process", ARRIVALS, default="burst"),
         stop_sequences=t.stop_sequences("stop_sequences"),
+        max_tokens=max_tokens,
     )
     t.check_no_unknown_keys()
     params = config.output[1]

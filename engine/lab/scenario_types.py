@@ -33,6 +33,7 @@ class WorkloadConfig:
     output: tuple[str, dict]
     arrival: tuple[str, dict]
     stop_sequences: list[list[int]] | None = None
+    max_tokens: int | None = None  # every request asks for this; the drawn lengths are where the model stops
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Scenario:
             output=w.output,
             arrival=w.arrival,
             stop_sequences=w.stop_sequences,
+            max_tokens=w.max_tokens,
         )
 
     def with_engine(self, **changes) -> Scenario:

@@ -14,6 +14,7 @@ from ..core.engine import BatchInferenceEngine
 from ..core.errors import ModelError
 from ..core.event_log import EventLog
 from ..core.models import ScriptedLLM, SimulatedLLM
+from .answer_model import AnswerLengthLLM
 from .limits import MAX_EVENTS, MAX_STEPS
 from .scenario import ModelConfig, Scenario
 from .scenario_work import check_work
@@ -54,6 +55,8 @@ def build_model(scenario: Scenario):
         except ValueError as exc:  # "scripts[i]: ..." -> "requests[i].script: ..."
             message = str(exc).replace("scripts[", "requests[", 2).replace("]:", "].script:", 1)
             raise ScenarioError(f"{scenario.source}: {message}") from None
+    elif scenario.workload is not None and scenario.workload.max_tokens is not None:
+        model = AnswerLengthLLM(scenario.requests, config.seed, config.vocab_size, config.eos_token)
     else:
         model = SimulatedLLM(config.seed, config.vocab_size, config.eos_token, config.stop_chance)
     return FaultyModel(model, config.fail_calls) if config.fail_calls else model

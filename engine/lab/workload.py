@@ -91,13 +91,26 @@ def generated_workload(
     output: tuple[str, dict],
     arrival: tuple[str, dict] = ("burst", {}),
     stop_sequences: list[list[int]] | None = None,
+    max_tokens: int | None = None,
 ) -> list[RequestSpec]:
+    """Seeded requests. The drawn output lengths are the requests' `max_tokens`; or, with
+    `max_tokens` given, every request asks for that and the drawn length is its answer's
+    length, where the model emits its stop token (a server cannot know it in advance).
+    Then each prompt starts with a 2-token id (`answer_id`) the answer model reads."""
     rng = random.Random(seed)
     lengths, arrivals = _shape(rng, count, output, arrival)
     low, high = prompt_len
-    return [
-        RequestSpec(
-            None, [rng.randrange(1, vocab_size) for _ in range(rng.randint(low, high))], budget, stop_sequences, arrives
-        )
-        for budget, arrives in zip(lengths, arrivals)
-    ]
+    requests = []
+    for i, (length, arrives) in enumerate(zip(lengths, arrivals)):
+        prompt = [rng.randrange(1, vocab_size) for _ in range(rng.randint(low, high))]
+        if max_tokens is None:
+            requests.append(RequestSpec(None, prompt, length, stop_sequences, arrives))
+        else:
+            prompt[:2] = answer_id(i, vocab_size)
+            requests.append(RequestSpec(None, prompt, max_tokens, stop_sequences, arrives, answer_len=length))
+    return requests
+
+
+def answer_id(index: int, vocab_size: int) -> list[int]:
+    """Two non-zero tokens naming request `index` (unique below (vocab_size − 1)² requests)."""
+    return [1 + index // (vocab_size - 1), 1 + index % (vocab_size - 1)]

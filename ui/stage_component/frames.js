@@ -135,8 +135,8 @@ class Frames {
   }
 
   narration(step) {
-    const sentences = this.raw.narration[String(step)];
-    if (sentences) return sentences;
+    const said = this.raw.narration[String(step)]; // indices into raw.sentences (each sentence sent once)
+    if (said) return said.map((i) => this.raw.sentences[i]);
     const next = this.busy[bisectRight(this.busy, step, (s) => s)];
     if (next === undefined) return ["Nothing happens at this step."];
     return [`Idle: nothing runs or waits until step ${next.toLocaleString("en")}, when the next request arrives.`];
