@@ -11,8 +11,6 @@ with PagedAttention", SOSP 2023 (vLLM); nano-vllm's `block_manager.py`.
 
 from __future__ import annotations
 
-from math import ceil
-
 from .request import Sequence
 
 
@@ -30,7 +28,7 @@ class BlockManager:
 
     def blocks_for(self, tokens: int) -> int:
         """Blocks that hold `tokens` tokens."""
-        return ceil(tokens / self.block_size)
+        return -(-tokens // self.block_size)  # ceil, in integers
 
     def can_allocate(self, blocks: int) -> bool:
         return blocks <= self.num_free

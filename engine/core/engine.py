@@ -302,16 +302,17 @@ class BatchInferenceEngine(EngineHooks):
         if plan.grown:  # SPEED: decoding rows' new blocks, a column at a time
             log.kv_allocs(step, *plan.grown)
         events = []  # (kind, slot, request, a): SPEED, written a column at a time below
-        for what, seq, slot, *rest in plan.actions:
-            if what == "admit":
+        for what, seq, slot, value in plan.actions:
+            if what == "admit":  # value: the blocks it takes (none without a KV pool)
                 events.append((EventKind.ADMIT, slot, seq.log_index, 0))
+                events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in value])
                 if not seq.generated:  # readmitted after a preemption, it keeps its stop-matching state
                     seq.stop_state = self._stop_state_at_admission(seq, scheduler.previous[slot])
-            elif what == "alloc":
-                events.extend((EventKind.KV_ALLOC, slot, seq.log_index, block) for block in rest[0])
-            else:  # "preempt": it goes back to the front of the queue and will recompute its tokens
+            elif what == "alloc":  # value: the blocks a running row takes
+                events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in value])
+            else:  # "preempt" (value: its blocks freed): back to the front of the queue, to recompute its tokens
                 events.append((EventKind.PREEMPT, slot, seq.log_index, len(seq.tokens)))
-                events.append((EventKind.KV_FREE, slot, seq.log_index, rest[0]))
+                events.append((EventKind.KV_FREE, slot, seq.log_index, value))
                 self._preempted_at = step
         log.extend(step, events)
         return plan

@@ -102,9 +102,7 @@ class MemoryScheduler(Scheduler):
         self.admissions += 1
         seq.admitted_at, seq.prefilling, seq.computed, seq.scheduled = self.admissions, True, 0, tokens
         self.prefilling.append(seq)
-        plan.actions.append(("admit", seq, seq.slot))
-        if blocks is not None and need:
-            plan.actions.append(("alloc", seq, seq.slot, blocks.allocate(seq, need)))
+        plan.actions.append(("admit", seq, seq.slot, blocks.allocate(seq, need) if blocks is not None and need else ()))
         self.left -= tokens
         plan.work.append(seq)
         return True

@@ -24,7 +24,7 @@ class Plan:
     """What one step does before its model call."""
 
     actions: list[tuple] = field(default_factory=list)  # in order, each (what, request, its slot then, ...):
-    # ("admit", seq, slot), ("alloc", seq, slot, block ids), ("preempt", seq, slot, blocks freed)
+    # ("admit", seq, slot, block ids taken), ("alloc", seq, slot, block ids), ("preempt", seq, slot, blocks freed)
     work: list[Sequence] = field(default_factory=list)  # rows prefilling this step (`scheduled` tokens each)
     grown: tuple | None = None  # decoding rows' new blocks, before `actions`: (slot ids, log indices, block ids)
     preempted: bool = False
@@ -78,7 +78,7 @@ class Scheduler:
         plan = Plan()
         while self.free and (seq := self.head()) is not None:
             self.take_slot(seq)
-            plan.actions.append(("admit", seq, seq.slot))
+            plan.actions.append(("admit", seq, seq.slot, ()))
         return plan
 
     def head(self) -> Sequence | None:
