@@ -76,3 +76,11 @@ def test_on_the_anyscale_workload_paging_gains_more_the_higher_the_cap():
     assert utilization[1536]["continuous-reserve"] < 0.5  # a row reserves 2,048 tokens and uses about 640
     # Not predicted: at cap 32 paging loses a little to reserving (0.99x), since it admits 40
     # rows whose prompts fill the pool and then preempts to let them grow (no watermark).
+
+
+def test_the_anyscale_sidebar_offers_no_stop_chance_the_answer_lengths_decide():
+    app = start(scenario="anyscale-cap32")
+    assert not app.exception and not app.error
+    assert "Model: SimulatedLLM, stopping each answer at its drawn length" in [c.value for c in app.caption]
+    assert not [s for s in app.slider if s.key == "stop_chance"]
+    assert [s.key for s in start(scenario="first-example").slider if s.key == "stop_chance"] == ["stop_chance"]

@@ -127,10 +127,14 @@ def _parsed(text: str, parse):
 
 def _knobs_ui(scenario: Scenario) -> dict:
     knobs = {}
+    answers_drawn = scenario.workload is not None and scenario.workload.max_tokens is not None
     if scenario.model.kind == "simulated":
-        st.caption("Model: SimulatedLLM")
+        st.caption("Model: SimulatedLLM" + (", stopping each answer at its drawn length" if answers_drawn else ""))
         knobs["model_seed"] = int(st.number_input("Model seed", 0, 10**6, key="model_seed"))
-        knobs["stop_chance"] = st.slider("Chance of the stop token per token", 0.0, 1.0, step=0.01, key="stop_chance")
+        if not answers_drawn:  # (else the answer lengths decide: engine/lab/answer_model.py)
+            knobs["stop_chance"] = st.slider(
+                "Chance of the stop token per token", 0.0, 1.0, step=0.01, key="stop_chance"
+            )
     if scenario.workload is not None:
         st.caption("Generated workload")
         knobs["workload_count"] = int(st.number_input("Requests", 1, MAX_WORKLOAD, key="workload_count"))
