@@ -54,6 +54,8 @@ def test_the_compare_tab_shows_the_memory_ratios():
     labels = [metric.label for metric in app.metric]
     assert "Paged / static-reserve throughput" in labels and "Paged / continuous-reserve throughput" in labels
     assert any("FasterTransformer" in caption.value for caption in app.caption)  # the rest of the gap to 23x
+    headings = list(app.dataframe[0].value.columns)
+    assert headings[:2] == ["steps", "throughput"] and headings[-6:-4] == ["KV util", "peak rows"]  # labels, not keys
 
 
 def reduced_anyscale(cap: int, count: int = 250):

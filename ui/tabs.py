@@ -45,9 +45,10 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
     formats = {"steps": count, "throughput_tokens_per_s": "{:,.0f} tok/s", "slot_utilization": percent}
     formats |= {"padding_waste": percent, "kv_utilization": percent, "peak_running": count, "preemptions": count}
     formats["recomputed_tokens"] = count
-    shown = {name: formats.get(name, "{:.3f} s") for name in columns}
-    frame = pd.DataFrame(results).T[list(columns)]
-    table = frame.style.format(shown, na_rep="–").relabel_index(list(columns.values()), axis=1)
+    shown = {heading: formats.get(name, "{:.3f} s") for name, heading in columns.items()}
+    # numbers (None -> NaN, shown as –), headed by their labels (st.dataframe ignores Styler's relabel_index)
+    frame = pd.DataFrame(results).T[list(columns)].apply(pd.to_numeric).rename(columns=columns)
+    table = frame.style.format(shown, na_rep="–")
     if projector:
         st.table(table)
     else:
