@@ -145,19 +145,20 @@ def stage_step(page, index: int = 0) -> int:
 
 
 def wait_for_stage_step(page, value: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while stage_step(page) != value:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the stage stayed at step {stage_step(page)}, expected {value}")
-        page.wait_for_timeout(20)
+    _wait_until(lambda: stage_step(page), value, "the stage's step", timeout, lambda: page.wait_for_timeout(20))
 
 
 def wait_for_step(page, value: int, timeout: float = 15.0) -> None:
+    _wait_until(lambda: step_value(page), value, "the step", timeout, lambda: time.sleep(0.05))
+
+
+def _wait_until(read, value, what: str, timeout: float, pause) -> None:
+    """Poll `read()` until it gives `value`; fail naming `what` and where it stayed."""
     deadline = time.monotonic() + timeout
-    while step_value(page) != value:
+    while read() != value:
         if time.monotonic() > deadline:
-            raise AssertionError(f"step stayed at {step_value(page)}, expected {value}")
-        time.sleep(0.05)
+            raise AssertionError(f"{what} stayed at {read()}, expected {value}")
+        pause()
 
 
 def open_app(page, url: str, query: str = "", ready: str = STAGE) -> None:

@@ -77,6 +77,15 @@ def no_exception(page) -> None:
     assert page.locator("[data-testid='stException']").count() == 0
 
 
+def guess_and_check(page, step: int) -> None:
+    """Type `step` as the guess (the slot stays 0) and press Check."""
+    guess = page.get_by_label("Your guess: step")
+    guess.fill(str(step))
+    guess.press("Enter")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Check").click()
+
+
 @pytest.mark.parametrize("name", list(SHOWN))
 def test_both_grids_share_one_plot_area_and_outline_the_same_cell(page, name):
     (step, slot), steps, slots = SHOWN[name]
@@ -102,11 +111,7 @@ def test_spot_it_first_asks_then_says_close_then_right_for_another_bug(page):
     assert page.locator("input[aria-label='Step']").get_attribute("value") == "3"  # the whole run, not the answer
     screenshot(page, "practice-spot-question")
 
-    guess = page.get_by_label("Your guess: step")
-    guess.fill("2")
-    guess.press("Enter")
-    wait_until_idle(page)
-    page.get_by_role("button", name="Check").click()
+    guess_and_check(page, 2)
     close = "You said step 2, slot 0. Close: same slot, one step late; it is step 1, slot 0."
     page.get_by_text(close).wait_for(timeout=30_000)
     page.get_by_text(BUGS["leaky-stop-state"].why).wait_for(timeout=30_000)
@@ -118,11 +123,7 @@ def test_spot_it_first_asks_then_says_close_then_right_for_another_bug(page):
     page.get_by_text("Spot it first: where does the run with the mistake").wait_for(timeout=30_000)
     assert page.get_by_text(close).count() == 0 and page.get_by_text("What goes wrong.").count() == 0
     assert page.get_by_label("Your guess: step").input_value() == "0"
-    guess = page.get_by_label("Your guess: step")
-    guess.fill("3")
-    guess.press("Enter")
-    wait_until_idle(page)
-    page.get_by_role("button", name="Check").click()
+    guess_and_check(page, 3)
     right = "You said step 3, slot 0. Right: the run with the mistake first goes wrong at step 3, slot 0."
     page.get_by_text(right).wait_for(timeout=30_000)
     grids_when(page, lambda g: all(side["outline"] == [cell(3, 0)] for side in g))

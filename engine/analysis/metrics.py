@@ -126,15 +126,21 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
     )
 
 
+def before_the_call(kind: np.ndarray, row: np.ndarray, rows: int) -> np.ndarray:
+    """Per event: whether it comes before its step's model call (every event of a step
+    without one does). `row` is each event's busy-step row, of `rows`."""
+    call_at = np.full(max(rows, 1), np.iinfo(np.int64).max)
+    calls = np.flatnonzero(kind == EventKind.MODEL_CALL)
+    call_at[row[calls]] = calls
+    return np.arange(len(kind)) < call_at[row]
+
+
 def _running_rows(kind: np.ndarray, row: np.ndarray, rows: int, slot: np.ndarray, count) -> np.ndarray:
     """Rows holding a slot at each busy step's model call (those still prefilling included):
     admitted so far, less the preempted, less those evicted before the call (a row that
     finishes at the call still held its slot for it)."""
-    call_at = np.full(max(rows, 1), np.iinfo(np.int64).max)
-    calls = np.flatnonzero(kind == EventKind.MODEL_CALL)
-    call_at[row[calls]] = calls
     evicts = (kind == EventKind.EVICT) & (slot >= 0)
-    before_call = evicts & (np.arange(len(kind)) < call_at[row])
+    before_call = evicts & before_the_call(kind, row, rows)
     after_call = count(evicts & ~before_call)
     held = count(kind == EventKind.ADMIT) - count(kind == EventKind.PREEMPT) - count(before_call)
     return (np.cumsum(held) - (np.cumsum(after_call) - after_call)).astype(np.int64)
@@ -147,10 +153,7 @@ def _kv_use(kind, row, rows, request, a, b, count) -> tuple[np.ndarray, np.ndarr
     has computed."""
     frees = kind == EventKind.KV_FREE
     freed = count(frees, a[frees]).astype(np.int64)
-    call_at = np.full(max(rows, 1), np.iinfo(np.int64).max)
-    calls = np.flatnonzero(kind == EventKind.MODEL_CALL)
-    call_at[row[calls]] = calls
-    early = frees & (np.arange(len(kind)) < call_at[row])
+    early = frees & before_the_call(kind, row, rows)
     freed_early = count(early, a[early]).astype(np.int64)
     blocks = np.cumsum(count(kind == EventKind.KV_ALLOC).astype(np.int64) - freed_early) - (
         np.cumsum(freed - freed_early) - (freed - freed_early)
@@ -189,10 +192,7 @@ def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.Data
     reason = per_request(evicts, a)
     # A delivery before the step's model call (cancelled, zero budget) happens at the step's start.
     row = np.searchsorted(busy, step)
-    call_index = np.full(max(len(busy), 1), np.iinfo(np.int64).max)
-    calls = np.flatnonzero(kind == EventKind.MODEL_CALL)
-    call_index[row[calls]] = calls
-    after_call = per_request(evicts, (np.arange(len(step)) > call_index[row]).astype(float))
+    after_call = per_request(evicts, (~before_the_call(kind, row, len(busy))).astype(float))
     outputs = np.bincount(request[kind == EventKind.EMIT], minlength=n)[:n] if n else np.zeros(0, np.int64)
 
     def at(times: np.ndarray, steps_: np.ndarray) -> np.ndarray:

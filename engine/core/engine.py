@@ -335,7 +335,7 @@ class BatchInferenceEngine(EngineHooks):
         """Phase 4: one model call; a fault changes no row and raises ModelError. A step whose
         rows only prefill logs its call with 0 rows, and the model is not called."""
         step, log, rows = self.clock, self.event_log, batch.rows
-        prefill = None if not self._memory else sum(seq.scheduled for seq in plan.work) if plan.work else 0
+        prefill = sum(seq.scheduled for seq in plan.work) if self._memory else None
         if not rows:
             log.model_call(step, 0, 0, prefill)
             return array("q")

@@ -26,6 +26,11 @@ from .scheduler import NOTHING, Plan, Scheduler
 SLOT, LOG_INDEX = attrgetter("slot"), attrgetter("log_index")
 
 
+def _still_prefilling(seq: Sequence) -> bool:
+    """Part-way through its prefill after this step's scheduled tokens: it is not sent."""
+    return seq.prefilling and seq.computed + seq.scheduled < len(seq.tokens)
+
+
 class MemoryScheduler(Scheduler):
     def __init__(self, batch_size: int, blocks: BlockManager | None, reserve: bool, budget: int | None):
         super().__init__(batch_size)
@@ -45,7 +50,7 @@ class MemoryScheduler(Scheduler):
         self.left -= self.num_running - len(self.prefilling)  # 1. decoding rows: one token each
         if self.blocks is not None and not self.reserve:
             self._grow_decoding_rows(step, plan)
-        for seq in list(self.prefilling) if self.prefilling else ():  # 2. prefills under way, oldest first
+        for seq in list(self.prefilling):  # 2. prefills under way, oldest first
             if seq.status is Status.RUNNING:
                 self._prefill(seq, plan)
         if may_admit and not plan.preempted:  # 3. new prefills from the head of the queue
@@ -154,13 +159,9 @@ class MemoryScheduler(Scheduler):
 
     def rows_to_send(self) -> list[Sequence] | None:
         """Every running row but those whose prefill is still under way after this step."""
-        if not self.prefilling or not any(seq.computed + seq.scheduled < len(seq.tokens) for seq in self.prefilling):
+        if not any(map(_still_prefilling, self.prefilling)):
             return None
-        return [
-            seq
-            for seq in self.slots
-            if seq is not None and not (seq.prefilling and seq.computed + seq.scheduled < len(seq.tokens))
-        ]
+        return [seq for seq in self.slots if seq is not None and not _still_prefilling(seq)]
 
     def finished(self, seq: Sequence, hold_slot: bool = False) -> int:
         if seq.status is Status.RUNNING and seq.prefilling:
