@@ -50,3 +50,20 @@ def test_block_tables_end_scattered():
     assert tables == {"D": (0, 2, 6, 1, 3), "B": (1, 4, 3, 5, 7)}
     assert events(log, "admit")[-1] == (3, "D")
     assert [e.blocks for e in log if e.kind == "kv_free" and e.request_id == "A"] == [2]
+
+
+def test_the_reused_slot_s_new_request_gets_the_old_block_and_computes_only_its_own_prompt():
+    log = simulate(resolve_scenario("slot-reuse-state-reset"))
+    kv = [
+        (e.step, e.kind, e.request_id, e.block if e.kind == "kv_alloc" else e.blocks)
+        for e in log
+        if e.kind[:3] == "kv_"
+    ]
+    assert kv == [(0, "kv_alloc", "A", 0), (0, "kv_free", "A", 1), (1, "kv_alloc", "B", 0), (3, "kv_free", "B", 1)]
+    assert [(e.step, e.request_id, e.tokens, e.computed) for e in log if e.kind == "prefill"] == [
+        (0, "A", 1, 1),
+        (1, "B", 1, 1),  # B's own prompt, nothing of A's
+    ]
+    replay = Replay(log)
+    assert [replay[step].slots[0].blocks for step in (1, 2, 3)] == [(0,), (0,), (0,)]
+    assert log.outputs() == simulate(resolve_scenario("slot-reuse-state-reset").with_engine(kv_blocks=None)).outputs()

@@ -56,8 +56,8 @@ def before_call(events: list[Event], state) -> list[str]:
     return out
 
 
-def after_call(events: list[Event], state, prompt_len: dict[str, int]) -> list[str]:
-    """What each prefilling row computed, and the blocks evicted rows give back."""
+def prefilled(events: list[Event], state) -> list[str]:
+    """What each prefilling row computed at the step's model call (said before the rows' tokens)."""
     out = []
     prefills = [e for e in events if e.kind == "prefill" and e.tokens]
     if len(prefills) > MAX_NAMES:  # a crowd: one sentence
@@ -79,6 +79,13 @@ def after_call(events: list[Event], state, prompt_len: dict[str, int]) -> list[s
                     f"Request {e.request_id} prefills {plural(e.tokens, 'token')} ({e.computed:,}/{target:,}) and "
                     + ("is sent to the model again at this step." if again else "gets its first token at this step.")
                 )
-        elif e.kind == "kv_free":
-            out.append(f"Request {e.request_id} gives its {plural(e.blocks, 'block')} back to the pool.")
     return out
+
+
+def freed(events: list[Event]) -> list[str]:
+    """The blocks that rows evicted after the model call give back."""
+    return [
+        f"Request {e.request_id} gives its {plural(e.blocks, 'block')} back to the pool."
+        for e in events
+        if e.kind == "kv_free"
+    ]

@@ -76,9 +76,11 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
     )
     if grouped.call < len(grouped.events):
         out.append(_model_call(grouped.events[grouped.call]))
+        if log.config.memory:
+            out.extend(memory_narration.prefilled(grouped.after, state))
         out.extend(_rows(replay, state, vocabulary))
         if log.config.memory:
-            out.extend(memory_narration.after_call(grouped.after, state, replay.prompt_len))
+            out.extend(memory_narration.freed(grouped.after))
     return out
 
 

@@ -335,7 +335,7 @@ class BatchInferenceEngine(EngineHooks):
         """Phase 4: one model call; a fault changes no row and raises ModelError. A step whose
         rows only prefill logs its call with 0 rows, and the model is not called."""
         step, log, rows = self.clock, self.event_log, batch.rows
-        prefill = sum(seq.scheduled for seq in plan.work) if self._memory else None
+        prefill = plan.prefill_tokens() if self._memory else None
         if not rows:
             log.model_call(step, 0, 0, prefill)
             return array("q")
@@ -362,7 +362,7 @@ class BatchInferenceEngine(EngineHooks):
             batch = _row_view(ordered)
         answers = tokens.tolist()
         finished = append_and_check(batch.rows, answers, self.stop_token)
-        log.emits(step, batch.slots, batch.requests, tokens, map(len, batch.prefixes))
+        log.emits(step, batch.slots, batch.requests, tokens, list(map(len, batch.prefixes)))
         if self._streams:
             for seq, token in zip(batch.rows, answers):
                 if seq.on_token is not None:

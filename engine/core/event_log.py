@@ -50,7 +50,7 @@ class EventLog:
         self.append(step, EventKind.ARRIVE, NONE, index)
         return index
 
-    def emits(self, step: int, slots: array, requests: array, tokens: array, lengths) -> None:
+    def emits(self, step: int, slots: array, requests: array, tokens: array, lengths: list[int]) -> None:
         """One `emit` per row of a step, written a column at a time (the engine's hot path).
 
         `slots` and `requests` are the rows' slot ids and request-table indices; `lengths`
@@ -62,7 +62,7 @@ class EventLog:
         self.slot.extend(slots)
         self.request.extend(requests)
         self.a.extend(tokens)
-        self.b.extend(lengths)
+        self.b.fromlist(lengths)  # SPEED: from a list, half the cost of extend()
 
     def kv_allocs(self, step: int, slots: list[int], requests: list[int], blocks: list[int]) -> None:
         """One `kv_alloc` per block, written a column at a time (the engine's hot path)."""

@@ -29,6 +29,10 @@ class Plan:
     grown: tuple | None = None  # decoding rows' new blocks, before `actions`: (slot ids, log indices, block ids)
     preempted: bool = False
 
+    def prefill_tokens(self) -> int:
+        """The prompt (and recomputed) tokens this step prefills."""
+        return sum(seq.scheduled for seq in self.work) if self.work else 0  # SPEED: most steps prefill none
+
 
 NOTHING = Plan()  # a step with nothing to do before its model call (never changed)
 
