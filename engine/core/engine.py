@@ -268,7 +268,7 @@ class BatchInferenceEngine(EngineHooks):
         for seq in arrived:
             self._arrive(seq)
             if seq.max_tokens == 0:
-                self._finish(seq, FinishReason.MAX_TOKENS)  # needs no slot
+                self.event_log.extend(self.clock, self._finish(seq, FinishReason.MAX_TOKENS))  # needs no slot
             else:
                 self._scheduler.enqueue(seq)
         self._outbox.deliver()
@@ -282,7 +282,7 @@ class BatchInferenceEngine(EngineHooks):
                     continue
                 if seq.status is Status.PENDING:  # cancelled before it arrived
                     self._arrive(seq)
-                self._finish(seq, FinishReason.CANCELLED)
+                self.event_log.extend(self.clock, self._finish(seq, FinishReason.CANCELLED))
             self._outbox.deliver()  # a cancelled request's callback may cancel another
 
     def _arrive(self, seq: Sequence) -> None:
@@ -373,22 +373,29 @@ class BatchInferenceEngine(EngineHooks):
         return [(seq, reason) for seq, reason, _ in finished]
 
     def _evict(self, finished: list[tuple[Sequence, FinishReason]]) -> None:
-        """Phase 6: finished rows leave their slots; their callbacks are queued for delivery."""
-        for seq, reason in finished:
-            self._finish(seq, reason)
+        """Phase 6: finished rows leave their slots; their callbacks are queued for delivery.
 
-    def _finish(self, seq: Sequence, reason: FinishReason) -> None:
-        """Evict (freeing its slot, if any) and queue its callback, exactly once."""
+        SPEED: the step's evict and kv_free events are written a column at a time.
+        """
+        events = []
+        for seq, reason in finished:
+            events += self._finish(seq, reason)
+        self.event_log.extend(self.clock, events)
+
+    def _finish(self, seq: Sequence, reason: FinishReason) -> list[tuple[int, int, int, int]]:
+        """Evict (freeing its slot, if any) and queue its callback, exactly once. Returns the events
+        for the caller to log, each (kind, slot, request, a): its evict, then its kv_free if it held blocks."""
         slot = NONE if seq.slot is None else seq.slot
-        self.event_log.append(self.clock, EventKind.EVICT, slot, seq.log_index, reason)
+        events = [(EventKind.EVICT, slot, seq.log_index, reason)]
         seq.finish_reason = reason
         self._streams -= seq.on_token is not None
         freed = self._scheduler.finished(seq, hold_slot=not self._returns_slot_at_once())
         if freed:
-            self.event_log.append(self.clock, EventKind.KV_FREE, slot, seq.log_index, freed)
+            events.append((EventKind.KV_FREE, slot, seq.log_index, freed))
         del self._live[seq.request_id]
         if seq.callback is not None:
             self._outbox.put(seq, seq.callback, self._delivered(seq), self.clock)
+        return events
 
 
 class Batch(NamedTuple):
