@@ -9,7 +9,9 @@ import dataclasses
 import streamlit as st
 
 from ui import url
-from ui.controls import UPLOAD, scenario_ui, settings_ui
+from ui.controls import UPLOAD, next_lesson_ui, scenario_ui, settings_ui
+from ui.course import before_cap, course, lesson_label, render_predictions, render_scores
+from ui.lesson_extras import render_lesson_extras
 from ui.practice import render_practice
 from ui.runs import Overrides, UserError, load
 from ui.stage import DEFAULT_SPEED, render_batch, render_stage
@@ -24,6 +26,8 @@ PRESENTATION_CSS = """<style>
 .stMainBlockContainer p, .stMainBlockContainer label, .stMainBlockContainer td, .stMainBlockContainer th,
 [data-testid='stMetricLabel'] p, [data-testid='stMetricValue'] {font-size: 24px !important;}
 </style>"""
+
+LESSON_HELP = "A link opens a lesson by name or number: ?lesson=part2-slot-refill or ?lesson=1.2."
 
 st.set_page_config(page_title="Continuous Batching Lab", page_icon="🧮", layout="wide")
 
@@ -41,6 +45,7 @@ with st.sidebar:
     overrides = Overrides() if replaying else settings_ui(scenario, switches[0] if presentation else None)
     if replaying or upload is None and name == UPLOAD:
         url.save({"scenario": name})
+    render_scores()
 if name == UPLOAD and upload is None:
     st.info(
         "Choose a scenario TOML or an event-log JSONL in the sidebar (up to 5 MB). Nothing you upload is run "
@@ -74,11 +79,28 @@ if replaying:
             f"were never delivered. It replays as recorded, up to step {len(run.replay) - 1:,}."
         )
 
+if st.session_state.get("unknown_lesson"):
+    st.warning(f"There is no lesson {st.session_state.pop('unknown_lesson')!r}; here is lesson 1. {LESSON_HELP}")
+cap = None  # the first step a prediction still hides
 if run.scenario is not None:
     with lesson_box:
-        st.subheader(run.scenario.title)
-        if not presentation:
+        heading, onward = st.columns([4, 1], vertical_alignment="bottom")
+        heading.subheader(lesson_label(name) if upload is None else run.scenario.title)
+        if upload is None:
+            next_lesson_ui(name, onward)
+            intro = course().chapter_of(name).intro
+            if intro:
+                st.info(intro)
+        if presentation:  # one click away, so the grid still fits a projector's screen
+            st.expander("The lesson").write(run.scenario.lesson)
+        else:
             st.write(run.scenario.lesson)
+        render_lesson_extras(run.scenario, name if upload is None else None, projector=presentation)
+        if run.scenario.quizzes:
+            st.toggle("Predict first", key="predict", value=True, bind="query-params")
+            cap = render_predictions(run, name if upload is None else f"upload_{run.digest[:8]}")
+        elif scenario is not None and scenario.quizzes:
+            st.caption("This lesson's predictions are for its own settings: pick the lesson again to answer them.")
         written_for = scenario.workload.count if scenario is not None and scenario.workload is not None else None
         if written_for is not None and written_for != overrides.workload_count:
             st.caption(
@@ -89,13 +111,18 @@ if run.scenario is not None:
 grid_tab, timeline_tab, metrics_tab, compare_tab, log_tab, practice_tab = st.tabs(
     ["Grid", "Timeline", "Metrics", "Compare", "Event log", "Practice"], key="tab", bind="query-params"
 )
-step = min(st.session_state.get("step", 0), max(len(run.replay) - 1, 0))
+step = before_cap(min(st.session_state.get("step", 0), max(len(run.replay) - 1, 0)), cap)
 if grid_tab.open:
     with grid_tab:
         runs, labels = ([run], None) if not side_by_side else (pair, ["Static batching", "Continuous batching"])
         speed = st.session_state.get("speed", DEFAULT_SPEED)
-        step = render_stage(runs, labels, start=step, speed=speed, projector=presentation)
-        render_batch(run, step, projector=presentation)
+        revealed = st.session_state.get("revealed")
+        step = render_stage(runs, labels, start=step, speed=speed, projector=presentation, limit=cap, goto=revealed)
+        step = before_cap(step, cap)
+        if cap == 0:
+            st.caption("Answer the prediction above to see step 0.")
+        else:
+            render_batch(run, step, projector=presentation)
 st.session_state.step = step
 url.save_step(step)
 if timeline_tab.open:

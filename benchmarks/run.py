@@ -15,8 +15,9 @@
 7. front end: encoding the stage's frames of the Anyscale cap-1536 run, and their size;
 8. 40,000 cancels of requests not yet arrived (O(1) each).
 
-The ns/token of 1, 2 and 5 are measured in turn (floor, engine, paged, floor, ...) and the
-best of each is kept, so their ratios come from the same minutes of a shared machine.
+The ns/token of 1, 2 and 5 are measured in turn (floor, engine, paged, floor, ...; 15 times,
+7 with --quick) and the best of each is kept, so their ratios come from the same minutes of
+a shared machine.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def token_figures(engine_class, quick: bool, repeats: int) -> dict:
     count, length = (500, 128) if quick else (2000, 128)
     figures = {}
     if engine_class is not BatchInferenceEngine:
-        figures["ns_per_token"] = ns_per_token(engine_run(engine_class, workload(count, length)), count * length, repeats)
+        run = engine_run(engine_class, workload(count, length))
+        figures["ns_per_token"] = ns_per_token(run, count * length, repeats)
     total = BATCH * 4096  # one full batch of long requests, so both runs keep all 64 slots busy
     short = ns_per_token(engine_run(engine_class, workload(total // 64, 64)), total, repeats)
     long = ns_per_token(engine_run(engine_class, workload(total // 4096, 4096)), total, repeats)
@@ -231,7 +233,7 @@ def main() -> None:
     args = parser.parse_args()
     repeats = 3 if args.quick else 7
     count = 500 if args.quick else 2000
-    speeds = headline(count, repeats)
+    speeds = headline(count, 2 * repeats + 1)  # (short runs: more repeats, so each gets a quiet moment)
     floor = speeds["floor"]
     engine = {"ns_per_token": speeds["engine"], **token_figures(BatchInferenceEngine, args.quick, repeats)}
     paged = {"ns_per_token": speeds["paged"], **paged_figures(repeats)}

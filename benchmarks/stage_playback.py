@@ -14,7 +14,10 @@ performance.now, so Playwright's own latency is not counted):
    anyscale-cap1536 (64 slots): the steps shown per second, whether the shown step ever
    went backwards, and the animation frames at which the grid had no coloured cell;
 4. a step change: from a → key press to the redrawn grid (the handler's time, and the
-   time to the next animation frame, when the browser paints), median and worst of 40.
+   time to the next animation frame, when the browser paints), median and worst of 40;
+5. a jump: the slider moved to 40 far-apart steps of anyscale-cap1536, whose KV pool (1,293
+   blocks) is rebuilt from a checkpoint at each, handler and next frame as in 4;
+6. the frames' encoding time (Replay and `encode`, in Python, without the simulation).
 """
 
 from __future__ import annotations
@@ -77,6 +80,21 @@ STEP_CHANGE = f"""async (n) => {{
 }}"""
 
 
+JUMP = f"""async (n) => {{
+  const root = ({FIND_STAGE})(), slider = root.querySelector("input[type='range']");
+  const handler = [], painted = [], last = Number(slider.max);
+  for (let i = 0; i < n; i++) {{
+    slider.value = String(Math.floor(((i * 7919) % n) / n * last));  // far apart, back and forth
+    const start = performance.now();
+    slider.dispatchEvent(new Event("input", {{ bubbles: true }}));
+    handler.push(performance.now() - start);
+    await new Promise((done) => requestAnimationFrame(() => {{ painted.push(performance.now() - start); done(); }}));
+    await new Promise((done) => setTimeout(done, 30));
+  }}
+  return {{ handler, painted }};
+}}"""
+
+
 def first_paint(browser, url: str, shown: str = ".stage .grid .cell[class*=' k']") -> float:
     page = browser.new_page(viewport=VIEWPORT)
     start = time.perf_counter()
@@ -106,7 +124,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=4.0, help="how long each playback is sampled")
     args = parser.parse_args()
-    frames = encode(Replay(simulate(resolve_scenario("anyscale-cap1536"))))
+    log = simulate(resolve_scenario("anyscale-cap1536"))
+    start = time.perf_counter()
+    frames = encode(Replay(log))
+    encoding = time.perf_counter() - start
     with sync_playwright() as playwright, streamlit_server() as url:
         browser = launch(playwright)
         floor = streamlit_floor(browser)
@@ -133,6 +154,7 @@ def main() -> None:
         page = browser.new_page(viewport=VIEWPORT)
         open_app(page, url, "?scenario=anyscale-cap1536&step=1000")
         changes = page.evaluate(STEP_CHANGE, 40)
+        jumps = page.evaluate(JUMP, 40)
         browser.close()
 
     print(
@@ -141,7 +163,8 @@ def main() -> None:
     )
     print(
         f"payload, anyscale-cap1536 ({frames['steps']:,} steps, 64 slots): largest websocket message "
-        f"{payload / 1e6:.2f} MB; frames as sent, in JSON {len(json.dumps(for_the_wire(frames))) / 1e6:.2f} MB"
+        f"{payload / 1e6:.2f} MB; frames as sent, in JSON {len(json.dumps(for_the_wire(frames))) / 1e6:.2f} MB "
+        f"(the KV pool's ops {len(json.dumps(frames.get('kv'))) / 1e6:.2f} MB); encoded in {encoding:.2f} s"
     )
     for (name, speed), r in played.items():
         rate = r["advanced"] / r["elapsed"]
@@ -149,12 +172,13 @@ def main() -> None:
             f"{name:18} at {speed:2} steps/s: {rate:5.1f} steps/s shown over {r['elapsed']:.1f} s "
             f"({r['frames']} animation frames), backwards {r['backwards']}, blank frames {r['blank']}"
         )
-    handler, painted = changes["handler"], changes["painted"]
-    print(
-        f"step change (← / →, 64 slots): handler median {statistics.median(handler):.1f} ms, worst "
-        f"{max(handler):.1f} ms; to the next frame median {statistics.median(painted):.1f} ms, "
-        f"worst {max(painted):.1f} ms"
-    )
+    for what, timed in (("step change (← / →, 64 slots)", changes), ("jump (slider, 1,293 KV blocks)", jumps)):
+        handler, painted = timed["handler"], timed["painted"]
+        print(
+            f"{what}: handler median {statistics.median(handler):.1f} ms, worst "
+            f"{max(handler):.1f} ms; to the next frame median {statistics.median(painted):.1f} ms, "
+            f"worst {max(painted):.1f} ms"
+        )
 
 
 if __name__ == "__main__":

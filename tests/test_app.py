@@ -55,18 +55,18 @@ def test_app_starts_without_exception_on_every_scenario(name):
 
 
 def test_the_stage_gets_one_row_per_slot_and_every_step():
-    app = start()
+    app = start(scenario="part2-slot-refill")
     run = frames(app)
     assert (run["slots"], run["steps"]) == (2, 4)  # part2: 2 slots, steps 0-3
     assert [r["id"] for r in run["requests"]] == ["A", "B", "C", "D"]
     assert run["occupancy"] == [[0, 0, 0, 0, 1], [0, 2, 1, 2, 1], [0, 3, 3, 3, 1], [1, 1, 0, 2, 1]]
-    assert run["narration"]["1"][0] == "Request C is admitted into slot 0 from the queue."
+    assert run["narration"]["1"][0].startswith("C is admitted into slot 0, the slot A freed")  # the lesson's caption
     app.number_input(key="batch_size").set_value(3).run()
     assert frames(app)["slots"] == 3  # a new run: its frames are sent
 
 
 def test_the_frames_are_sent_once_per_run():
-    app = start()
+    app = start(scenario="part2-slot-refill")
     first = stage_data(app)
     app.run()
     again = stage_data(app)
@@ -74,7 +74,7 @@ def test_the_frames_are_sent_once_per_run():
 
 
 def test_the_reported_step_moves_the_batch_view_and_the_url():
-    app = start()
+    app = start(lesson="part2-slot-refill", predict="false")
     assert batch_caption(app) == "The batch as the model sees it at step 0"
     report_step(app, 2)
     assert app.session_state["step"] == 2 and app.query_params["step"] == "2"
@@ -171,7 +171,7 @@ def test_query_parameters_open_the_same_view():
     assert app.session_state["step"] == 3 and app.session_state["batch_size"] == 3
     data = stage_data(app)
     assert (data["start"], data["speed"], data["runs"][0]["slots"]) == (3, 30, 3)
-    assert app.query_params["scenario"] == "stop-sequences" and app.query_params["speed"] == "30"
+    assert app.query_params["lesson"] == "stop-sequences" and app.query_params["speed"] == "30"
 
 
 def test_a_speed_in_the_url_snaps_to_an_offered_one_and_a_bad_one_is_ignored():
@@ -200,10 +200,11 @@ def test_every_tab_renders(tab):
 
 
 def test_presentation_mode_hides_the_controls_and_keeps_the_title_and_the_switches():
-    app = start(presentation="true")
+    app = start(presentation="true", scenario="part2-slot-refill")
     assert any("stSidebar" in m.value and "stToolbar" in m.value for m in app.markdown)
-    assert [h.value for h in app.subheader] == ["Part 2: a freed slot is refilled at once"]
-    assert not [m for m in app.markdown if m.value.startswith("The seeds' Part 2.")]  # the lesson is not read out
+    assert [h.value for h in app.subheader] == ["1.2 Part 2: a freed slot is refilled at once"]
+    lesson = [e for e in app.expander if e.label == "The lesson"][0]  # the lesson is there too, one click away
+    assert [m for m in lesson.markdown if m.value.startswith("The seeds' Part 2.")]
     assert app.radio(key="batching") not in app.sidebar.radio and app.toggle(key="padded") not in app.sidebar.toggle
     assert stage_data(app)["projector"] is True
 

@@ -2,6 +2,7 @@
 the Grid's step, only the Event log columns its shown events use, downloads that do not rerun.
 """
 
+import base64
 import json
 import pathlib
 import re
@@ -15,7 +16,7 @@ from ui import palette
 from ui.batch_view import batch_table, batch_view
 from ui.runs import Overrides, load
 from ui.tabs import visible_columns
-from ui.time_charts import admitted_slots, over_time_figure, span, timeline_figure, with_idle_stretches
+from ui.time_charts import over_time_figure, span, timeline_figure, with_idle_stretches
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STAGE_CSS = ROOT / "ui" / "stage_component" / "stage.css"
@@ -34,6 +35,13 @@ def chart(app: AppTest, key: str) -> dict:
     charts = [c for c in app.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]
     assert len(charts) == 1, [c.proto.id for c in app.get("plotly_chart")]
     return json.loads(charts[0].proto.spec)
+
+
+def numbers(field) -> list:
+    """A chart spec's numbers: a list, or Plotly's typed array ({"dtype", "bdata": base64})."""
+    if isinstance(field, dict):
+        return np.frombuffer(base64.b64decode(field["bdata"]), dtype=field["dtype"]).tolist()
+    return list(field)
 
 
 def cursor(layout: dict) -> tuple[list, list]:
@@ -72,13 +80,26 @@ def test_timeline_bars_centre_on_their_steps_and_waits_are_hovered_only_when_the
     figure = timeline_figure(part2(), 0)
     waiting, running = figure.data
     assert list(running.base) == [-0.5, -0.5, 0.5, 2.5] and list(running.x) == [1, 3, 2, 1]
-    assert list(waiting.base) == [-0.5] * 4 and list(waiting.x)[2:] == [1, 3] and np.isnan(waiting.x[:2]).all()
-    assert waiting.hovertext == ("", "", "C: waiting, step 0", "D: waiting, steps 0–2")
+    assert list(waiting.y) == ["C", "D"] and list(waiting.base) == [-0.5, -0.5] and list(waiting.x) == [1, 3]
+    assert waiting.hovertext == ("C: waiting, step 0", "D: waiting, steps 0–2")
+    assert figure.layout.yaxis.categoryarray == ("A", "B", "C", "D")  # every request has its row, in order
 
 
-def test_span_and_admitted_slots_name_steps_and_slots_in_words():
-    assert [span(3.0, 3.0), span(1.0, 4.0), span(2.0, float("nan"))] == ["step 3", "steps 1–4", "from step 2"]
-    assert admitted_slots(part2().log) == {"A": "slot 0", "B": "slot 1", "C": "slot 0", "D": "slot 0"}
+def test_span_names_steps_in_words():
+    assert [span(3, 3), span(1, 4), span(2, 1200)] == ["step 3", "steps 1–4", "steps 2–1,200"]
+
+
+def test_a_preempted_request_has_two_running_bars_and_waits_between_them():
+    figure = timeline_figure(load("preemption", None, Overrides()), 0)
+    waiting, running = figure.data
+    c_runs = [(base, x) for y, base, x in zip(running.y, running.base, running.x) if y == "C"]
+    c_waits = [(base, x) for y, base, x in zip(waiting.y, waiting.base, waiting.x) if y == "C"]
+    assert c_runs == [(-0.5, 3), (5.5, 3)]  # steps 0-2, preempted at step 3, back at step 6
+    assert c_waits == [(2.5, 3)]  # steps 3-5 in the queue
+    assert [t for t in running.hovertext if t.startswith("C:")] == [
+        "C: running in slot 2, steps 0–2",
+        "C: running in slot 1, steps 6–8",  # readmitted after B, into the lowest slot free then
+    ]
 
 
 @pytest.mark.parametrize("make", [timeline_figure, over_time_figure])
@@ -178,3 +199,25 @@ def test_metrics_lines_drop_to_zero_over_an_idle_stretch_instead_of_joining_acro
     steps = with_idle_stretches(run.steps)
     assert steps.step.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13]
     assert steps.active_rows.tolist() == [2, 2, 2, 2, 2, 2, 1, 0, 0, 1, 1]
+
+
+def test_the_metrics_tab_charts_memory_only_for_a_run_with_a_kv_pool():
+    app = start(scenario="preemption", tab="Metrics", step=3)
+    assert not app.exception and not app.error
+    usage = chart(app, "kv_usage")  # 7 blocks of 2 tokens
+    held, reserved, free = (numbers(trace["y"]) for trace in usage["data"])
+    assert [trace["name"] for trace in usage["data"]] == ["tokens held", "reserved but empty", "free"]
+    assert [h + r + f for h, r, f in zip(held, reserved, free)] == [14] * 9  # stacked, they fill the pool
+    assert held[3] == 10 and reserved[3] == 2  # A and B hold 5 tokens each in 3 blocks: two half-full
+    assert cursor(usage["layout"]) == ([3], ["step 3"])
+    bars, so_far = chart(app, "preemptions")["data"]
+    assert (numbers(bars["x"]), numbers(bars["y"])) == ([3, 5], [1, 1])  # C at step 3, B at step 5
+    assert numbers(so_far["y"]) == [0, 1, 2, 2]
+    in_steps, in_ms = chart(app, "token_gaps")["data"]
+    assert sorted(numbers(in_steps["x"])) == [1] * 13 + [2, 4]  # B waits 2 steps (4 -> 6), C 4 (2 -> 6)
+    assert max(numbers(in_ms["x"])) == pytest.approx(29.3, abs=0.05)  # the summary's max TBT
+    plain = start(scenario="part2-slot-refill", tab="Metrics")
+    keys = [c.proto.id.rsplit("-", 1)[-1] for c in plain.get("plotly_chart")]
+    assert keys == ["over_time"]
+    budget_only = start(scenario="chunked-prefill", tab="Metrics")  # a token budget, no pool: only the gaps
+    assert [c.proto.id.rsplit("-", 1)[-1] for c in budget_only.get("plotly_chart")] == ["over_time", "token_gaps"]

@@ -56,6 +56,7 @@ def test_a_bad_upload_shows_an_error_not_a_traceback(page, url, tmp_path):
     bad.write_text('title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = -2\n')
     open_app(page, url)
     page.locator("[data-testid='stSelectbox']").first.click()
+    page.keyboard.type("Upload")  # the lesson list is long: filter it to the last option
     page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(bad))
     error = page.locator("[data-testid='stAlertContentError']")
@@ -73,6 +74,7 @@ def test_an_uploaded_event_log_replays_without_the_engine(page, url, tmp_path):
     log.write_text(simulate(resolve_scenario("cancellation")).to_jsonl())
     open_app(page, url)
     page.locator("[data-testid='stSelectbox']").first.click()
+    page.keyboard.type("Upload")  # the lesson list is long: filter it to the last option
     page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(log))
     page.wait_for_selector(STAGE, timeout=60_000)
@@ -89,11 +91,13 @@ def test_choosing_another_scenario_resets_the_step(page, url):
     open_app(page, url, "?step=2")
     assert stage_step(page) == 2
     page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="stop-sequences").click()
-    page.get_by_text("Multi-token stop sequences, across steps and overlapping").wait_for(timeout=15_000)
+    page.get_by_role("option", name="3.2 Multi-token stop sequences, across steps and overlapping").click()
+    page.get_by_role("heading", name="3.2 Multi-token stop sequences, across steps and overlapping").wait_for(
+        timeout=15_000
+    )
     wait_for_stage_step(page, 0)
     wait_for_url(page, "step=", present=False)
-    wait_for_url(page, "scenario=stop-sequences")
+    wait_for_url(page, "lesson=stop-sequences")
 
 
 def test_a_copied_link_keeps_settings_that_differ_from_the_scenario(page, url, browser):

@@ -24,6 +24,10 @@ SHOWN = {  # bug -> (first difference (step, slot), steps on the shared x axis, 
     "naive-stop-matcher": ((3, 0), 10, 1),
     "max-tokens-counts-prompt": ((0, 0), 3, 2),
     "static-batching": ((1, 0), 5, 2),
+    "preempted-to-the-back": ((2, 0), 5, 2),
+    "leaked-blocks": ((1, 0), 3, 2),
+    "oldest-preempted": ((1, 0), 5, 2),
+    "forgetful-recompute": ((1, 1), 6, 2),
 }
 MIN_ROW_PIXELS = 30  # a slot's row is at least this tall in both grids: a legend never squeezes the plot
 
@@ -83,7 +87,7 @@ def guess_and_check(page, step: int) -> None:
     guess.fill(str(step))
     guess.press("Enter")
     wait_until_idle(page)
-    page.get_by_role("button", name="Check").click()
+    page.get_by_role("button", name="Check", exact=True).click()  # (not a lesson's "Check prediction")
 
 
 @pytest.mark.parametrize("name", list(SHOWN))

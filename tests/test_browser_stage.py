@@ -8,8 +8,12 @@ the cell it describes. Screenshots go to test-artifacts/ (look at them).
 
 import json
 
+from engine.analysis.replay import Replay
+from engine.lab.scenario import parse_scenario, resolve_scenario
+from engine.lab.simulate import simulate
 from tests.browser_support import (
     FIND_STAGE,
+    ROOT,
     STAGE,
     open_app,
     require_browser,
@@ -53,12 +57,12 @@ def sample_steps(page, seconds: float) -> list[int]:
 
 
 def test_next_advances_the_stage_and_the_url_and_the_batch_view_follow(page, url):
-    open_app(page, url)
+    open_app(page, url, "?lesson=part2-slot-refill&predict=false")
     assert stage_step(page) == 0
-    assert "Requests A, B are admitted" in narration(page)
+    assert "A and B take slots 0 and 1; C and D wait." in narration(page)  # the lesson's captions
     control(page, "next").click()
     wait_for_stage_step(page, 1)
-    assert "Request C is admitted into slot 0 from the queue." in narration(page)
+    assert "C is admitted into slot 0, the slot A freed one step ago" in narration(page)
     wait_for_url(page, "step=1")  # reported once the moves settle
     page.get_by_text("The batch as the model sees it at step 1").wait_for(timeout=15_000)
     first_token = page.locator(".batch-view td[class^=c]").first  # painted by the table's own style sheet
@@ -67,7 +71,7 @@ def test_next_advances_the_stage_and_the_url_and_the_batch_view_follow(page, url
 
 
 def test_play_is_monotonic_stops_at_the_end_and_play_there_starts_over(page, url):
-    open_app(page, url, "?scenario=static-vs-continuous&speed=8")
+    open_app(page, url, "?scenario=static-vs-continuous&speed=8&predict=false")
     control(page, "play").click()
     seen = sample_steps(page, 2.6)  # steps 0-13 at 8 steps/s: the end within 1.7 s
     assert seen == sorted(seen), "playback went backwards"
@@ -80,7 +84,7 @@ def test_play_is_monotonic_stops_at_the_end_and_play_there_starts_over(page, url
 
 
 def test_a_pause_reports_the_step_it_stopped_at(page, url):
-    open_app(page, url, "?scenario=anyscale-cap128&speed=15")
+    open_app(page, url, "?scenario=anyscale-cap128&speed=15&predict=false")
     control(page, "play").click()
     page.wait_for_timeout(1000)
     control(page, "play").click()
@@ -93,7 +97,7 @@ def test_a_pause_reports_the_step_it_stopped_at(page, url):
 
 
 def test_the_keyboard_moves_and_plays_the_stage(page, url):
-    open_app(page, url, "?scenario=static-vs-continuous&speed=4")
+    open_app(page, url, "?scenario=static-vs-continuous&speed=4&predict=false")
     page.locator(STAGE).click(position={"x": 5, "y": 5})
     page.keyboard.press("ArrowRight")
     wait_for_stage_step(page, 1)
@@ -110,7 +114,7 @@ def test_the_keyboard_moves_and_plays_the_stage(page, url):
 
 
 def test_scrubbing_the_slider_moves_the_stage_and_the_url(page, url):
-    open_app(page, url, "?scenario=static-vs-continuous")
+    open_app(page, url, "?scenario=static-vs-continuous&predict=false")
     page.locator(".stage input[type='range']").fill("7")
     wait_for_stage_step(page, 7)
     wait_for_url(page, "step=7")
@@ -120,7 +124,7 @@ def test_scrubbing_the_slider_moves_the_stage_and_the_url(page, url):
 def test_the_frames_are_sent_once_per_run(page, url):
     sizes: list[int] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: sizes.append(len(frame))))
-    open_app(page, url, "?scenario=anyscale-cap128")
+    open_app(page, url, "?scenario=anyscale-cap128&predict=false")
     page.wait_for_timeout(1500)  # (Playwright hands over the page's websocket messages while it waits)
     assert max(sizes) > 200_000  # the run's frames
     sizes.clear()
@@ -130,10 +134,9 @@ def test_the_frames_are_sent_once_per_run(page, url):
     assert sizes and max(sizes) < 50_000  # the rerun sent the run's id, not its frames
 
 
-def test_projector_mode_text_is_at_least_24_px_and_the_grid_fits_the_screen(browser, url):
-    page = browser.new_page(viewport={"width": 1920, "height": 1080})
-    open_app(page, url, "?scenario=stop-sequences&presentation=true&step=2")
-    small = page.evaluate(
+def small_texts(page) -> list[str]:
+    """The stage's visible texts below 24 px (class: size)."""
+    return page.evaluate(
         f"""() => {{
           const root = ({FIND_STAGE})(), small = [];
           for (const node of root.querySelectorAll('*')) {{
@@ -144,7 +147,12 @@ def test_projector_mode_text_is_at_least_24_px_and_the_grid_fits_the_screen(brow
           return small;
         }}"""
     )
-    assert small == []
+
+
+def test_projector_mode_text_is_at_least_24_px_and_the_grid_fits_the_screen(browser, url):
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    open_app(page, url, "?scenario=stop-sequences&presentation=true&step=2&predict=false")
+    assert small_texts(page) == []
     grid = page.locator(".stage .grid").bounding_box()
     assert grid["y"] + grid["height"] <= 1080
     assert page.get_by_text("Multi-token stop sequences, across steps and overlapping").is_visible()
@@ -156,7 +164,7 @@ def test_projector_mode_text_is_at_least_24_px_and_the_grid_fits_the_screen(brow
 
 
 def test_a_stop_outline_appears_only_when_the_stop_sequence_completes(page, url):
-    open_app(page, url, "?scenario=stop-sequences&step=0")
+    open_app(page, url, "?scenario=stop-sequences&step=0&predict=false")
     assert cells(page, ".cell.stop") == []  # nothing has matched yet: C's first "1" is not outlined
     assert any(title.startswith("slot 2 · step 0: request C") for title in cells(page, ".cell.partial"))
     control(page, "next").click()
@@ -217,15 +225,162 @@ def test_cells_name_their_request_and_neighbours_never_share_a_colour(page, url)
 
 
 def test_the_queue_shows_coloured_chips(page, url):
-    open_app(page, url)
+    open_app(page, url, "?lesson=part2-slot-refill")
     chips = page.locator(".stage .queue .chip")
     assert chips.all_inner_texts() == ["C", "D"]
     assert all("k" in (chips.nth(i).get_attribute("class") or "") for i in range(2))
 
 
 def test_side_by_side_plays_static_and_continuous_on_one_clock(page, url):
-    open_app(page, url, "?scenario=static-vs-continuous&side_by_side=true&speed=8")
+    open_app(page, url, "?scenario=static-vs-continuous&side_by_side=true&speed=8&predict=false")
     assert page.locator(".stage .run h4").all_inner_texts() == ["Static batching", "Continuous batching"]
     control(page, "end").click()
     wait_for_stage_step(page, 13)  # static batching takes 14 steps, continuous fewer: one clock for both
     screenshot(page, "stage-side-by-side")
+
+
+# -- the KV pool panel (a run with a pool): every value below is derived from the log (KVReplay) --
+
+POOL = f"""() => [...({FIND_STAGE})().querySelectorAll('.kv .pool .blk')].map((box) => [
+  Number(box.dataset.block), box.dataset.request === undefined ? null : Number(box.dataset.request),
+  ['free', 'full', 'part', 'empty'].find((how) => box.classList.contains(how))])"""
+
+
+def replay_of(scenario):
+    return Replay(simulate(scenario))
+
+
+def expected_pool(replay, step: int) -> list[list]:
+    """Per block at `step`: [block, its request (None: free), free/full/part/empty], from KVReplay."""
+    kv, size = replay.kv, replay.log.config.block_size
+    out = [[block, None, "free"] for block in range(replay.log.config.kv_blocks)]
+    for request in range(len(replay.log.requests)):
+        tokens = kv.computed(request, step) or 0
+        for i, block in enumerate(kv.blocks(request, step)):
+            fill = max(0, min(size, tokens - i * size))
+            out[block] = [block, request, "full" if fill == size else "empty" if fill == 0 else "part"]
+    return out
+
+
+def gauge(page) -> dict[str, int]:
+    data = page.evaluate(f"() => ({{ ...({FIND_STAGE})().querySelector('.kv .gauge').dataset }})")
+    return {key: int(value) for key, value in data.items()}
+
+
+def expected_gauge(pool: list[list], size: int) -> dict[str, int]:
+    fills = {"full": size, "part": None, "empty": 0}
+    held = [b for b in pool if b[1] is not None]
+    return {"free": (len(pool) - len(held)) * size, "held": sum(fills[how] or 0 for *_, how in held)}
+
+
+def tokens_held(replay, step: int) -> int:
+    kv = replay.kv
+    return sum(kv.computed(r, step) or 0 for r in range(len(replay.log.requests)) if kv.blocks(r, step))
+
+
+def kv_screenshot(page, name: str) -> None:
+    page.locator(STAGE).screenshot(path=f"/tmp/kv-{name}.png")
+    screenshot(page, f"kv-{name}")
+
+
+def test_the_kv_pool_shows_each_block_s_holder_the_gauge_and_the_selected_request_s_block_table(page, url):
+    replay = replay_of(resolve_scenario("preemption"))  # 7 blocks of 2 tokens
+    open_app(page, url, "?scenario=preemption&step=3&predict=false")
+    pool = page.evaluate(POOL)
+    assert len(pool) == 7 and pool == expected_pool(replay, 3)
+    assert {how for *_, how in pool} == {"free", "full", "part"}  # (paged: no block is reserved but empty)
+    held = tokens_held(replay, 3)
+    capacity, allocated = 14, sum(len(replay.kv.blocks(r, 3)) for r in range(3)) * 2
+    assert gauge(page) == {"held": held, "reserved": allocated - held, "free": capacity - allocated}
+    assert f"{held} tokens held" in page.locator(".stage .kv .gauge-text").inner_text()
+    assert "Click a cell" in page.locator(".stage .blocktable").inner_text()
+
+    page.locator(".stage .cell[title^='slot 0 · step 3: request A']").click()  # select A
+    entries = page.evaluate(
+        f"() => [...({FIND_STAGE})().querySelectorAll('.blocktable .entry')]"
+        ".map((e) => [Number(e.dataset.logical), Number(e.dataset.block), Number(e.dataset.fill)])"
+    )
+    a_tokens = replay.kv.computed(0, 3)
+    assert entries == [[i, b, max(0, min(2, a_tokens - 2 * i))] for i, b in enumerate(replay.kv.blocks(0, 3))]
+    assert len(cells(page, ".kv .blk.sel")) == len(replay.kv.blocks(0, 3))  # A's blocks outlined
+
+    # ⟲ on the cell where C was preempted: its last step in its slot, before the preemption's step
+    preempt = next(e for e in replay.log if e.kind == "preempt")
+    marked = cells(page, ".cell.preempt")
+    assert [t.split(":")[0] for t in marked] == [f"slot {preempt.slot} · step {preempt.step - 1}"]
+    mark = page.evaluate(f"() => getComputedStyle(({FIND_STAGE})().querySelector('.cell.preempt'), '::after').content")
+    assert mark == '"⟲"'
+    kv_screenshot(page, "preemption-step3")
+
+    for step in (1, 0, 6, 8, 2):  # back (rebuilt from a checkpoint) and forward (the ops applied since)
+        page.locator(".stage input[type='range']").fill(str(step))
+        wait_for_stage_step(page, step)
+        assert page.evaluate(POOL) == expected_pool(replay, step), step
+    assert "Request A's block table at step 2: 2 blocks, 4 tokens" in page.locator(".stage .blocktable").inner_text()
+    page.locator(".stage input[type='range']").fill("7")
+    wait_for_stage_step(page, 7)  # A finished at step 5
+    assert "Request A holds no blocks at step 7." in page.locator(".stage .blocktable").inner_text()
+
+
+def test_reserved_but_empty_blocks_are_hatched(page, url, tmp_path):
+    text = (ROOT / "scenarios" / "kv-paged-vs-reserve.toml").read_text().replace('"paged"', '"reserve"')
+    path = tmp_path / "reserve.toml"
+    path.write_text(text)
+    replay = replay_of(parse_scenario(text))
+    open_app(page, url, "?predict=false")  # the file's predictions would hide the steps played here
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.keyboard.type("Upload")  # the lesson list is long: filter it to the last option
+    page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    page.wait_for_selector(".stage .kv .pool .blk", timeout=60_000)
+    for _ in range(3):
+        control(page, "next").click()
+    wait_for_stage_step(page, 3)
+    pool = page.evaluate(POOL)
+    assert pool == expected_pool(replay, 3)
+    empty = [b for b, _, how in pool if how == "empty"]
+    assert len(empty) > 4  # each row reserved prompt + max_tokens = 5 blocks; after 4 tokens, the last hold none
+    hatch = page.evaluate(f"() => getComputedStyle(({FIND_STAGE})().querySelector('.kv .blk.empty')).backgroundImage")
+    assert hatch.startswith("repeating-linear-gradient")
+    kv_screenshot(page, "reserve-step3")
+
+
+def test_a_chunked_prefill_cell_reads_its_progress_and_a_run_without_a_pool_has_no_panel(page, url):
+    replay = replay_of(resolve_scenario("chunked-prefill"))  # a token budget, no KV pool
+    open_app(page, url, "?scenario=chunked-prefill&step=6")
+    assert page.locator(".stage .kv").count() == 0
+    texts = page.evaluate(
+        f"() => [...({FIND_STAGE})().querySelectorAll('.cell.prefill')].map((c) => c.lastChild.textContent)"
+    )
+    emitted = {(e.request_id, e.step) for e in replay.log if e.kind == "emit"}
+    prompt = {info.request_id: len(info.prompt) for info in replay.log.requests}
+    expected = [
+        f"prefill {e.computed:,}/{prompt[e.request_id]:,}"
+        for e in replay.log
+        if e.kind == "prefill" and e.step <= 6 and (e.request_id, e.step) not in emitted
+    ]
+    assert texts == expected and len(expected) == 3  # L's 4,000 tokens, 509 a step
+    assert expected[-1] == "prefill 1,527/4,000"
+    kv_screenshot(page, "chunked-prefill-step6")
+
+
+def test_scrubbing_a_1293_block_pool_rebuilds_it_at_every_step_it_lands_on(page, url):
+    replay = replay_of(resolve_scenario("anyscale-cap128"))
+    open_app(page, url, "?scenario=anyscale-cap128&step=700")
+    for step in (700, 90, 1200, 650, 651):
+        if step != 700:
+            page.locator(".stage input[type='range']").fill(str(step))
+            wait_for_stage_step(page, step)
+        pool = page.evaluate(POOL)
+        assert len(pool) == 1293 and pool == expected_pool(replay, step), step
+    kv_screenshot(page, "anyscale-cap128-step651")
+
+
+def test_in_projector_mode_the_kv_pool_s_text_is_at_least_24_px_too(browser, url):
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    open_app(page, url, "?scenario=preemption&presentation=true&step=3&predict=false")
+    page.locator(".stage .cell[title^='slot 0 · step 3: request A']").click()  # its block table shown
+    assert page.locator(".stage .blocktable .entry").count() == 3
+    assert small_texts(page) == []
+    kv_screenshot(page, "projector-preemption-step3")
+    page.close()

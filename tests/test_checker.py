@@ -35,11 +35,17 @@ def test_a_solution_without_stop_sequences_is_told_what_was_skipped():
     assert result.stdout.splitlines()[-1] == "9 passed, 0 failed, 5 skipped"
 
 
-@pytest.mark.parametrize("name", list(BUGS))
+@pytest.mark.parametrize("name", [name for name in BUGS if BUGS[name].demo is None])
 def test_every_zoo_bug_is_caught(name):
     report = check("engine.practice.zoo", BUGS[name].engine.__name__)
     assert report.exit_status == 1
     assert report.failed
+
+
+@pytest.mark.parametrize("name", [name for name in BUGS if BUGS[name].demo is not None])
+def test_a_memory_bug_passes_the_checker_which_uses_no_kv_pool(name):
+    """The checker checks only the seeds' API: a memory mistake shows on its own demo case instead."""
+    assert check("engine.practice.zoo", BUGS[name].engine.__name__).exit_status == 0
 
 
 def test_the_reference_engine_passes_through_the_module_path():

@@ -27,7 +27,8 @@ def test_scenario_run_with_narration_and_csv(tmp_path):
     table = tmp_path / "requests.csv"
     result = run_cli("run", "part2-slot-refill", "--narrate", "--csv", str(table))
     assert result.returncode == 0, result.stderr
-    assert "  Request C is admitted into slot 0 from the queue." in result.stdout
+    assert "  Request D is admitted into slot 0 from the queue." in result.stdout  # step 3: generated
+    assert "  C is admitted into slot 0, the slot A freed one step ago" in result.stdout  # step 1: the lesson's caption
     rows = list(csv.DictReader(table.open()))
     assert [(r["request_id"], r["output_tokens"], r["finish_reason"]) for r in rows] == [
         ("A", "1", "max_tokens"),

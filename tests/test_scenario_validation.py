@@ -33,7 +33,7 @@ def requests_toml(*max_tokens) -> str:
         ),
         (
             GOOD.replace("batch_size = 2", "batch_sise = 2"),
-            "foo.toml: engine.batch_sise: unknown key (known here: batch_size, batching, kv, padded, stop_token, token_budget)",
+            "foo.toml: engine.batch_sise: unknown key (known here: batch_size, batching, fill_timeout, kv, padded, stop_token, token_budget)",
         ),
         (
             GOOD.replace("batch_size = 2", "batching = 'dynamic'"),

@@ -1,6 +1,7 @@
 """Spot the bug: each zoo engine's own event log beside the correct engine's, the first difference
-counted over requests, tokens, stop matches, evictions and deliveries, narration that gives each
-engine's real reasons, the step slider reset per bug, one shared x range, and "spot it first"."""
+counted over requests, tokens, stop matches, evictions, deliveries, preemptions and freed blocks,
+narration that gives each engine's real reasons (the memory mistakes' too), the step slider reset
+per bug, one shared x range, and "spot it first"."""
 
 import json
 import pathlib
@@ -12,6 +13,7 @@ from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
 from engine.practice.checker.cases import fixed_cases
 from engine.practice.checker.trace import run_case
+from engine.practice.memory_demos import DemoCase
 from engine.practice.zoo import BUGS
 from ui.bug_story import story
 from ui.pair_view import INSET, OUTLINE, pair_figure
@@ -28,6 +30,10 @@ FIRST_DIFFERENCE = {  # (step, slot) where the engine with the mistake first goe
     "naive-stop-matcher": (3, 0),
     "max-tokens-counts-prompt": (0, 0),
     "static-batching": (1, 0),
+    "preempted-to-the-back": (2, 0),  # r2, not the preempted r1, is admitted into slot 0
+    "leaked-blocks": (1, 0),  # the correct engine frees r0's block and admits r2 into slot 0
+    "oldest-preempted": (1, 0),  # r0 is preempted in slot 0, where it should emit 11 and finish
+    "forgetful-recompute": (1, 1),  # r1's preemption in slot 1 keeps 1 token to recompute, not 2
 }
 STEPS = {  # steps of (the buggy run, the correct run)
     "crossed-results": (4, 4),
@@ -37,7 +43,12 @@ STEPS = {  # steps of (the buggy run, the correct run)
     "naive-stop-matcher": (10, 4),
     "max-tokens-counts-prompt": (1, 3),
     "static-batching": (5, 4),
+    "preempted-to-the-back": (5, 5),
+    "leaked-blocks": (3, 2),
+    "oldest-preempted": (5, 5),
+    "forgetful-recompute": (6, 5),
 }
+CHECKER_BUGS = [name for name in BUGS if BUGS[name].demo is None]  # the others run on their memory demo case
 
 
 def practice_app() -> AppTest:
@@ -87,11 +98,11 @@ def test_first_difference_of_each_bug(name):
     assert (demo.buggy.num_steps, demo.correct.num_steps) == STEPS[name]
 
 
-@pytest.mark.parametrize("name", list(BUGS))
+@pytest.mark.parametrize("name", CHECKER_BUGS)
 def test_the_demo_runs_the_case_exactly_like_the_checker(name):
     """Same model, same submissions, same callbacks: the trace is run_case's, and the log is the engine's own."""
     case = next(c for c in fixed_cases() if c.title == bug_demo(name).title)
-    trace, log, received = run_logged(BUGS[name].engine, case)
+    trace, log, received = run_logged(BUGS[name].engine, DemoCase(case))
     assert trace.to_json() == run_case(BUGS[name].engine, case.to_json(), True).to_json()
     assert log == bug_demo(name).buggy
     assert received == {f"r{i}": tuple(tokens) for i, tokens, _ in trace.callbacks}
@@ -250,6 +261,86 @@ def test_spot_it_first_narrates_without_the_facts_that_give_it_away():
     ]
     assert story_of("leaky-stop-state", 0, 1, explain=False)[-1].startswith("Slot 0: request r1 emitted 8, completing")
     assert story_of("trimmed-stop-token", 0, 0, explain=False)[-1].endswith("its callback receives [102].")
+
+
+def test_leaked_blocks_are_narrated_with_the_pool_really_free():
+    """r0 keeps block 0 after its cancellation: the replay's free list (built from the rows in slots)
+    would count it free; the story says what the engine has."""
+    assert story_of("leaked-blocks", 0, 1) == [
+        "Request r0 is cancelled: slot 0 is freed and its callback receives [100, 10].",
+        "The model is called with 1 row.",
+        "Slot 1: request r1 emitted 21, reaching max_tokens = 2; it is evicted and its callback receives "
+        "[101, 20, 21].",
+        "Request r1 gives its 1 block back to the pool.",
+        "Request r0 has ended but never gave back block 0 (no kv_free): 1 of the pool's 3 blocks is free.",
+    ]
+    assert story_of("leaked-blocks", 0, 2)[1:3] == [
+        "Request r2 takes blocks 1 and 2 (2 blocks now).",
+        "0 blocks of the KV cache are free.",
+    ]
+    assert story_of("leaked-blocks", 0, 2)[-1].endswith("0 of the pool's 3 blocks are free.")
+    assert story_of("leaked-blocks", 1, 1)[1:4] == [
+        "Request r2 is admitted into slot 0 from the queue.",
+        "Request r2 takes blocks 0 and 2 (2 blocks now).",
+        "0 blocks of the KV cache are free.",
+    ]
+
+
+def test_a_preempted_row_sent_to_the_back_is_narrated_as_overtaken():
+    assert story_of("preempted-to-the-back", 0, 1)[0] == (
+        "Request r1 is preempted: its 1 block is freed; it goes back into the queue behind request r2 and will "
+        "recompute 2 tokens."
+    )
+    assert story_of("preempted-to-the-back", 0, 2)[0] == "Request r2 is admitted into slot 0 from the queue."
+    assert story_of("preempted-to-the-back", 0, 2)[-1] == (
+        "Request r2 is admitted ahead of request r1, which was preempted at step 1 and should be first in the queue."
+    )
+    assert story_of("preempted-to-the-back", 1, 2)[0] == "Request r1 is admitted into slot 0 from the queue."
+
+
+def test_the_oldest_row_preempted_is_narrated_beside_the_newer_one_that_runs_on():
+    assert story_of("oldest-preempted", 0, 1) == [
+        "Request r0 is preempted: its 1 block is freed; it goes back to the head of the queue and will recompute "
+        "3 tokens.",
+        "1 block of the KV cache is free.",
+        "2 requests still wait.",
+        "The model is called with 1 row.",
+        "Slot 1: request r1 emitted 21.",
+        "Request r0 is preempted though request r1, admitted after it, runs on: the newest row has the least work "
+        "to redo.",
+    ]
+    assert story_of("oldest-preempted", 1, 1)[0].startswith("Request r1 is preempted: its 1 block is freed;")
+
+
+def test_a_forgetful_recompute_is_narrated_from_the_tokens_the_row_really_holds():
+    """r1 emits 20 twice; the replay would count 4 generated tokens and think its readmitted row is
+    [101, 20]. The story counts what r1 holds: no crossed answer, its prefill is whole, max_tokens is 3."""
+    assert story_of("forgetful-recompute", 0, 1)[0] == (
+        "Request r1 is preempted: its 1 block is freed; it goes back to the head of the queue and will recompute "
+        "1 token."
+    )
+    assert story_of("forgetful-recompute", 0, 1)[-1] == (
+        "Request r1 keeps only 1 token of its 2: its generated [20] is forgotten and will be generated again."
+    )
+    assert story_of("forgetful-recompute", 0, 2)[-2:] == [
+        "Request r1 prefills 1 token (1/1) and gets its first token at this step.",
+        "Slot 0: request r1 emitted 20.",
+    ]
+    assert story_of("forgetful-recompute", 0, 4)[-2] == (
+        "Slot 0: request r1 emitted 22, reaching max_tokens = 3; it is evicted and its callback receives "
+        "[101, 20, 21, 22]."
+    )
+    assert not [s for s in whole_story("forgetful-recompute", 0) if "model answered" in s or "holds" in s]
+    assert story_of("forgetful-recompute", 1, 2)[-2] == (
+        "Request r1 prefills 2 tokens (2/2) and is sent to the model again at this step."
+    )
+
+
+def test_spot_it_first_leaves_out_the_memory_facts_but_keeps_the_corrections():
+    assert story_of("leaked-blocks", 0, 1, explain=False) == story_of("leaked-blocks", 0, 1)[:-1]
+    assert story_of("leaked-blocks", 0, 2, explain=False)[2] == "0 blocks of the KV cache are free."
+    assert story_of("forgetful-recompute", 0, 1, explain=False) == story_of("forgetful-recompute", 0, 1)[:-1]
+    assert "behind request r2" in story_of("preempted-to-the-back", 0, 1, explain=False)[0]
 
 
 # -- the two grids ----------------------------------------------------------------------------

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.lab.scenario import Scenario, list_scenarios, resolve_scenario
+from engine.lab.scenario import Scenario, resolve_scenario
 from ui import url
+from ui.course import course, lesson_label, remember_link
 from ui.runs import Overrides, UserError, parse_stop_sequences, parse_stop_token, uploaded_scenario
 
 UPLOAD = "upload"  # the scenario choice that shows the file uploader
@@ -20,13 +21,21 @@ def scenario_defaults(scenario: Scenario | None) -> dict:
     """The settings a scenario starts from (widgets read them from session state)."""
     defaults = {"stop_sequences": ""}
     if scenario is None:
-        return {**defaults, "batch_size": 4, "stop_token": "0", "padded": False, "batching": "continuous"}
+        return {
+            **defaults,
+            "batch_size": 4,
+            "stop_token": "0",
+            "padded": False,
+            "batching": "continuous",
+            "fill_timeout": 0,
+        }
     engine, model = scenario.engine, scenario.model
     defaults |= {
         "batch_size": engine.batch_size,
         "stop_token": "" if engine.stop_token is None else str(engine.stop_token),
         "padded": engine.padded,
         "batching": engine.batching,
+        "fill_timeout": engine.fill_timeout or 0,
         "model_seed": model.seed,
         "stop_chance": model.stop_chance,
     }
@@ -44,20 +53,53 @@ def _reset_settings() -> None:
     for key, value in scenario_defaults(None if name == UPLOAD else resolve_scenario(name)).items():
         st.session_state[key] = value
     st.session_state.step = 0
+    st.session_state.pop("link", None)  # a link's skipped predictions were for the lesson it opened, once
+
+
+def next_lesson_ui(name: str, place) -> None:
+    """The `next_lesson` button (in `place`): on to the next lesson, or disabled after the last."""
+    following = course().following(name) if course().lesson(name) is not None else None
+    place.button(
+        f"Next lesson: {following.number}" if following else "Course complete",
+        help=f"{following.label}" if following else "This was the last lesson.",
+        key="next_lesson",
+        on_click=_choose,
+        args=(following.name if following else name,),
+        disabled=following is None,
+    )
+
+
+def _choose(name: str) -> None:
+    st.session_state.scenario = name
+    _reset_settings()
 
 
 def scenario_ui() -> tuple[str, object | None, Scenario | None]:
-    names = [path.stem for path in list_scenarios()]
+    """The lesson picker: the course's lessons in order ("3.2 Title"), then an upload.
+
+    A session starts on lesson 1 unless its URL names a lesson (`lesson`: a scenario name
+    or a number such as 3.2) or, in older links, a `scenario`.
+    """
+    names = [lesson.name for lesson in course().lessons]
     url.load_once()
+    wanted = st.session_state.pop("lesson", None)  # the URL's lesson, on the session's first run
+    if wanted is not None:
+        found = course().lesson(wanted)
+        st.session_state.scenario = found.name if found is not None else names[0]
+        if found is None:
+            st.session_state.unknown_lesson = wanted
     if st.session_state.get("scenario") not in [*names, UPLOAD]:
-        st.session_state.scenario = "part2-slot-refill"
+        if st.session_state.get("scenario") is not None:  # an old link's unknown `scenario`
+            st.session_state.unknown_lesson = st.session_state.scenario
+        st.session_state.scenario = names[0]
     name = st.selectbox(
-        "Scenario",
+        "Lesson",
         [*names, UPLOAD],
         key="scenario",
         on_change=_reset_settings,
-        format_func=lambda n: "Upload a file (.toml or .jsonl)…" if n == UPLOAD else n,
+        format_func=lambda n: "Upload a file (.toml or .jsonl)…" if n == UPLOAD else lesson_label(n),
     )
+    remember_link(name)
     if name != UPLOAD:
         return name, None, resolve_scenario(name)
     upload = st.file_uploader(
@@ -71,6 +113,7 @@ def _reset_for_upload() -> None:
     for key, value in scenario_defaults(uploaded_scenario(st.session_state.get("upload"))).items():
         st.session_state[key] = value
     st.session_state.step = 0
+    st.session_state.pop("link", None)  # a link's skipped predictions were for the lesson it opened, once
 
 
 def settings_ui(scenario: Scenario | None, switches=None) -> Overrides:
@@ -92,16 +135,29 @@ def settings_ui(scenario: Scenario | None, switches=None) -> Overrides:
     place = switches if switches is not None else st
     batching = place.radio("Batching", ["continuous", "static"], horizontal=True, key="batching")
     padded = place.toggle("Padded batches (fixed shape + mask)", key="padded")
+    fill_timeout = None
+    if batching == "static":  # (continuous batching never has an empty batch to hold)
+        fill_timeout = int(
+            st.number_input(
+                "Fill timeout (steps; 0: run at once)",
+                0,
+                1_000,
+                key="fill_timeout",
+                help="An empty static batch waits until the queue can fill it, or until its oldest request "
+                "has waited this long.",
+            )
+        )
     stop_token, stops = _parsed(stop_text, parse_stop_token), _parsed(stop_sequence_text, parse_stop_sequences)
     knobs = _knobs_ui(scenario) if scenario else {}
     url.save(
         {
-            "scenario": st.session_state.scenario,
+            **url.lesson_params(st.session_state.scenario, UPLOAD),
             "batch_size": batch_size,
             "stop_token": stop_text.strip() or None,  # an empty field is written as "none"
             "stop_sequences": stop_sequence_text,
             "padded": padded,
             "batching": batching,
+            "fill_timeout": fill_timeout or "",  # (0: left out of the link)
             **knobs,
         }
     )
@@ -111,6 +167,7 @@ def settings_ui(scenario: Scenario | None, switches=None) -> Overrides:
         clear_stop_token=stop_token is None,
         batching=batching,
         padded=padded,
+        fill_timeout=fill_timeout,
         stop_sequences=stops or (),
         **knobs,
     )

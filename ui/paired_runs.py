@@ -6,8 +6,10 @@ and keeps each engine's *own* event log: the narration then gives the engine's r
 (a stop sequence it matched, the budget it reached), not reasons guessed from outputs. What
 each callback really received is kept beside the log, because one mistake (a trimmed stop
 token) changes only the delivery. The first (step, slot) where the runs differ (the request,
-its token, a stop match, an eviction and its reason, what the callback received) is
-`first_difference`.
+its token, a stop match, an eviction and its reason, what the callback received, a
+preemption and what it recomputes, the blocks a row gives back) is `first_difference`.
+A memory mistake's demo case (`engine/practice/memory_demos.py`) runs the same way, on an
+engine with a KV pool and with its cancellations.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from typing import NamedTuple
 
 from engine import EventLog
 from engine.core.engine import BatchInferenceEngine
-from engine.practice.checker.cases import Case
 from engine.practice.checker.trace import CheckModel, Trace
+from engine.practice.memory_demos import DemoCase
 
-CELL_EVENTS = ("admit", "emit", "stop_match", "evict", "preempt")  # what happens in a (step, slot) cell
+CELL_EVENTS = ("admit", "emit", "stop_match", "evict", "preempt", "kv_free")  # what happens in a (step, slot) cell
 
 Received = dict[str, tuple[int, ...]]  # request id -> what its callback received
 Answer = Callable[[list[int]], int]  # the checker model's next token for a row (prompt + generated so far)
@@ -46,7 +48,7 @@ def cells(log: EventLog, received: Received | None = None) -> dict[tuple[int, in
     for e in log:
         if e.slot is None or e.kind not in CELL_EVENTS:
             continue
-        value = {"emit": e.token, "stop_match": e.sequence, "preempt": e.recompute}.get(e.kind)
+        value = {"emit": e.token, "stop_match": e.sequence, "preempt": e.recompute, "kv_free": e.blocks}.get(e.kind)
         if e.kind == "evict":
             value = (e.reason, tuple(received.get(e.request_id, ())))
         out.setdefault((e.step, e.slot), set()).add((e.kind, e.request_id, value))
@@ -63,13 +65,14 @@ def first_difference(
     return min(differing) if differing else None
 
 
-def run_logged(engine_class: type[BatchInferenceEngine], case: Case) -> tuple[Trace, EventLog, Received]:
-    """Run `case` on `engine_class` the way the checker's `run_case` does (its recording model,
-    the same submissions and callbacks) and keep the engine's own event log too."""
-    data = case.to_json()
+def run_logged(engine_class: type[BatchInferenceEngine], demo: DemoCase) -> tuple[Trace, EventLog, Received]:
+    """Run `demo.case` on `engine_class` the way the checker's `run_case` does (its recording model,
+    the same submissions and callbacks), with the demo's engine options (a KV pool) and cancellations,
+    and keep the engine's own event log too."""
+    data = demo.case.to_json()
     model = CheckModel(data)
     trace, received, ids = Trace(model.calls), {}, []
-    engine = engine_class(model, data["batch_size"], data["stop_token"])
+    engine = engine_class(model, data["batch_size"], data["stop_token"], **demo.options)
     for i, request in enumerate(data["requests"]):
 
         def deliver(tokens, i=i):
@@ -78,5 +81,9 @@ def run_logged(engine_class: type[BatchInferenceEngine], case: Case) -> tuple[Tr
 
         stops = {"stop_sequences": [list(s) for s in request["stops"]]} if request["stops"] else {}
         ids.append(engine.submit_request(list(request["prompt"]), request["max_tokens"], deliver, **stops))
+    for step, index in demo.cancels:
+        while engine.next_step < step and engine.step():
+            pass
+        engine.cancel(ids[index])
     engine.run()
     return trace, engine.event_log, received

@@ -43,6 +43,7 @@ class Overrides:
     clear_stop_token: bool = False
     batching: str | None = None
     padded: bool | None = None
+    fill_timeout: int | None = None  # static batching: steps an empty batch waits to fill (0: runs at once)
     stop_sequences: tuple[tuple[int, ...], ...] = ()  # added to every request
     model_seed: int | None = None
     stop_chance: float | None = None
@@ -116,9 +117,19 @@ def parse_stop_sequences(text: str) -> tuple[tuple[int, ...], ...]:
 
 
 def apply_overrides(scenario: Scenario, o: Overrides) -> Scenario:
+    """The scenario with the sidebar's settings. A run they change loses the lesson's captions
+    and predictions, which were written for the lesson's own run (the generated narration says
+    what this one does)."""
+    changed = _with_settings(scenario, o)
+    return changed if changed == scenario else dataclasses.replace(changed, captions={}, quizzes=())
+
+
+def _with_settings(scenario: Scenario, o: Overrides) -> Scenario:
     engine = {
         k: v for k, v in (("batch_size", o.batch_size), ("batching", o.batching), ("padded", o.padded)) if v is not None
     }
+    if o.fill_timeout is not None:
+        engine["fill_timeout"] = o.fill_timeout or None
     if o.clear_stop_token or o.stop_token is not None:
         engine["stop_token"] = None if o.clear_stop_token else o.stop_token
     scenario = scenario.with_engine(**engine)

@@ -1,12 +1,12 @@
 """Spot the bug: a zoo engine beside the correct one, and "spot it first", a guess before the answer.
 
 `bug_demo` runs one zoo engine and the correct engine on the first fixed checker case that
-exposes the mistake. "Spot it first" hides the explanation, the caption, the outline and the
-hints, and asks the learner for the cell where the run with the mistake first goes wrong.
-The answer is a pair of number inputs (step, slot) and a Check button, not a click on the
-chart: AppTest cannot drive a Plotly selection, a heatmap click is easy to miss, and inputs
-work from the keyboard. Checking says whether the guess was right (or close) and reveals the
-rest.
+exposes the mistake (a memory mistake: on its own demo case, with a KV pool). "Spot it
+first" hides the explanation, the caption, the outline and the hints, and asks the learner
+for the cell where the run with the mistake first goes wrong. The answer is a pair of
+number inputs (step, slot) and a Check button, not a click on the chart: AppTest cannot
+drive a Plotly selection, a heatmap click is easy to miss, and inputs work from the
+keyboard. Checking says whether the guess was right (or close) and reveals the rest.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from engine.core.engine import BatchInferenceEngine
 from engine.practice.checker.cases import fixed_cases
 from engine.practice.checker.checks import evaluate
 from engine.practice.checker.trace import CheckModel
+from engine.practice.memory_demos import DemoCase
 from engine.practice.zoo import BUGS
 from ui.pair_view import render_pair
 from ui.paired_runs import Demo, first_difference, run_logged
@@ -24,13 +25,15 @@ from ui.paired_runs import Demo, first_difference, run_logged
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def bug_demo(name: str) -> Demo:
-    """The first fixed case that exposes the bug, run on the zoo engine and on the correct one."""
-    for case in fixed_cases():
-        got, buggy, buggy_received = run_logged(BUGS[name].engine, case)
-        want, correct, correct_received = run_logged(BatchInferenceEngine, case)
-        if evaluate(case, got, want):
-            answer = CheckModel(case.to_json()).token
-            return Demo(case.title, buggy, correct, (buggy_received, correct_received), answer)
+    """The first fixed case that exposes the bug (or the bug's own demo case), run on the zoo engine
+    and on the correct one."""
+    bug = BUGS[name]
+    for demo in [bug.demo] if bug.demo else [DemoCase(case) for case in fixed_cases()]:
+        got, buggy, buggy_received = run_logged(bug.engine, demo)
+        want, correct, correct_received = run_logged(BatchInferenceEngine, demo)
+        if bug.demo or evaluate(demo.case, got, want):
+            answer = CheckModel(demo.case.to_json()).token
+            return Demo(demo.title, buggy, correct, (buggy_received, correct_received), answer)
     raise AssertionError(f"no fixed case exposes {name}")
 
 
@@ -92,7 +95,8 @@ def render_spot_the_bug() -> None:
     revealed = not spot or guess is not None
     if revealed:
         st.markdown(f"**What goes wrong.** {bug.why}  \n**How to avoid it.** {bug.avoid}")
-    st.caption(f"The checker's case: {demo.title}. Left: the engine with this one mistake; right: the correct engine.")
+    source = "The memory demo case" if bug.demo else "The checker's case"
+    st.caption(f"{source}: {demo.title}. Left: the engine with this one mistake; right: the correct engine.")
     if not revealed:
         render_question(name, demo)
     elif spot:

@@ -1,4 +1,5 @@
-"""The stage: the slot grid, the waiting queue and the narration, played in the browser.
+"""The stage: the slot grid, the KV pool (a run with one), the waiting queue and the narration,
+played in the browser.
 
 The stage is a Streamlit custom component (v2) whose CSS and JavaScript ship in
 `ui/stage_component/` (nothing is fetched at run time). Python sends a run's frames
@@ -21,12 +22,13 @@ from ui.batch_view import batch_table, batch_view
 from ui.runs import Run
 
 HERE = Path(__file__).resolve().parent / "stage_component"
+SCRIPTS = ("frames.js", "kv.js", "pool.js", "stage.js")  # one module, in this order (stage.js exports the component)
 SPEEDS = (0.5, 1, 2, 4, 8, 15, 30, 60)  # steps per second the speed menu offers
 DEFAULT_SPEED = 2
 STAGE = st.components.v2.component(
     "continuous_batching_lab.stage",
     css=(HERE / "stage.css").read_text(encoding="utf-8"),
-    js=(HERE / "frames.js").read_text(encoding="utf-8") + "\n" + (HERE / "stage.js").read_text(encoding="utf-8"),
+    js="\n".join((HERE / name).read_text(encoding="utf-8") for name in SCRIPTS),
 )
 
 
@@ -39,11 +41,21 @@ def last_step(runs: list[Run]) -> int:
     return max(max(len(run.replay) for run in runs) - 1, 0)
 
 
-def render_stage(runs: list[Run], labels: list[str] | None, start: int, speed: float, projector: bool) -> int:
+def render_stage(
+    runs: list[Run],
+    labels: list[str] | None,
+    start: int,
+    speed: float,
+    projector: bool,
+    limit: int | None = None,
+    goto: tuple[str, int] | None = None,
+) -> int:
     """Mount the stage for `runs` (one, or two side by side on one clock) and return its step.
 
     `start` is where a newly mounted stage begins (the session's step); afterwards the
-    stage keeps its own place across reruns and reports it back.
+    stage keeps its own place across reruns and reports it back. While a prediction is open,
+    `limit` is the first step the stage may not show (0: none at all); `goto`, (the answered
+    prediction's key, its step), moves a mounted stage to that step once per prediction.
     """
     run_id = "|".join(run.digest for run in runs)
     sent = st.session_state.setdefault("stage_sent", set())
@@ -54,6 +66,8 @@ def render_stage(runs: list[Run], labels: list[str] | None, start: int, speed: f
         "speed": nearest_speed(speed),
         "speeds": SPEEDS,
         "projector": projector,
+        "limit": limit,
+        "goto": list(goto) if goto is not None else None,
     }
     if run_id not in sent:
         data["runs"] = [for_the_wire(run.frames) for run in runs]

@@ -1,16 +1,15 @@
 """The Timeline and Metrics tabs: per-request waiting and running bars, and rows and queue over
-time, each with a cursor at the step the Grid shows."""
+time (and, with memory, ui/kv_charts.py's charts), each with a cursor at the step the Grid shows."""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from engine.analysis.metrics import CostModel, format_seconds
-from engine.core.events import EventKind
 from ui import palette
+from ui.chart_parts import add_cursor, with_idle_stretches
+from ui.kv_charts import render_memory_charts
 from ui.runs import Run
 
 MAX_TIMELINE_REQUESTS = 300
@@ -24,40 +23,43 @@ def render_timeline(run: Run, step: int) -> None:
 
 
 def timeline_figure(run: Run, step: int) -> go.Figure:
-    """Waiting and running bars per request, each running bar in the request's colour on the
-    stage (its slot only in the hover), and the cursor at `step`. Step k spans k ± 0.5."""
-    shown = run.requests.head(MAX_TIMELINE_REQUESTS)
-    ids, arrived, admitted, finished = list(shown.index), shown.arrival_step, shown.admit_step, shown.finish_step
-    slots = admitted_slots(run.log)
-    waited = admitted.fillna(finished) - arrived
+    """Waiting and running bars per request, one per stretch in the queue and one per stint in a
+    slot (a preempted request runs, waits again and runs again), each running bar in the
+    request's colour on the stage (its slot only in the hover), and the cursor at `step`. Step k
+    spans k ± 0.5. The bars come from the stage's own frames, so both views always agree."""
+    count = min(len(run.log.requests), MAX_TIMELINE_REQUESTS)
+    ids = [info.request_id for info in run.log.requests[:count]]
+    end = len(run.replay)  # a log that ends mid-run: its last waits and stints stop there
+    waits = sorted((r, a, min(u, end)) for r, a, u, _ in run.frames["waits"] if r < count and u > a)
+    stints = sorted(
+        (r, first, min(last, end - 1), slot) for slot, r, first, last, _ in run.frames["occupancy"] if r < count
+    )
     figure = go.Figure()
     figure.add_bar(
-        y=ids,
-        x=waited.where(waited > 0),
-        base=arrived - 0.5,
+        y=[ids[r] for r, _, _ in waits],
+        x=[u - a for _, a, u in waits],
+        base=[a - 0.5 for _, a, _ in waits],
         orientation="h",
         name="waiting",
         marker_color=palette.PADDED,
-        hovertext=[f"{rid}: waiting, {span(a, a + w - 1)}" if w > 0 else "" for rid, a, w in zip(ids, arrived, waited)],
+        hovertext=[f"{ids[r]}: waiting, {span(a, u - 1)}" for r, a, u in waits],
         hoverinfo="text",
     )
     figure.add_bar(
-        y=ids,
-        x=finished + 1 - admitted,
-        base=admitted - 0.5,
+        y=[ids[r] for r, _, _, _ in stints],
+        x=[last + 1 - first for _, first, last, _ in stints],
+        base=[first - 0.5 for _, first, _, _ in stints],
         orientation="h",
         name="running (colour = request, as on the Grid)",
-        marker_color=palette.of_requests(run.frames["colours"], [run.log.request_index[rid] for rid in ids]),
-        hovertext=[
-            f"{rid}: running in {slots.get(rid, 'no slot')}, {span(a, f)}" for rid, a, f in zip(ids, admitted, finished)
-        ],
+        marker_color=palette.of_requests(run.frames["colours"], [r for r, _, _, _ in stints]),
+        hovertext=[f"{ids[r]}: running in slot {slot}, {span(first, last)}" for r, first, last, slot in stints],
         hoverinfo="text",
     )
     figure.update_layout(
         barmode="overlay",
         height=min(120 + 18 * len(ids), 2400),
         xaxis_title="step",
-        yaxis={"autorange": "reversed", "title": "request"},
+        yaxis={"autorange": "reversed", "title": "request", "categoryorder": "array", "categoryarray": ids},
         margin={"t": 50},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
     )
@@ -65,33 +67,9 @@ def timeline_figure(run: Run, step: int) -> go.Figure:
     return figure
 
 
-def span(first: float, last: float) -> str:
-    """Hover text for steps first..last (floats from the metrics frame; NaN: not recorded)."""
-    if np.isnan(last):
-        return f"from step {first:.0f}"
-    return f"step {first:.0f}" if first == last else f"steps {first:.0f}–{last:.0f}"
-
-
-def admitted_slots(log) -> dict[str, str]:
-    """Each admitted request's slot ("slot 0"), or its slots in order if preemption moved it ("slots 0, 1")."""
-    admits = np.flatnonzero(np.frombuffer(log.kind, np.int8) == EventKind.ADMIT)
-    slot_column, request_column = np.frombuffer(log.slot, np.int32), np.frombuffer(log.request, np.int32)
-    slots: dict[str, list[int]] = {}
-    for i in admits.tolist():
-        held = slots.setdefault(log.requests[request_column[i]].request_id, [])
-        if int(slot_column[i]) not in held:
-            held.append(int(slot_column[i]))
-    return {rid: ("slot " if len(held) == 1 else "slots ") + ", ".join(map(str, held)) for rid, held in slots.items()}
-
-
-def add_cursor(figure: go.Figure, step: int) -> None:
-    """The vertical line at the step the Grid shows, labelled "step N"."""
-    figure.add_vline(
-        x=step,
-        line={"color": palette.CURRENT, "width": 2, "dash": "dot"},
-        annotation={"text": f"step {step}", "font": {"color": palette.CURRENT}},
-        annotation_position="top",
-    )
+def span(first: int, last: int) -> str:
+    """Hover text for steps first..last."""
+    return f"step {first:,}" if first == last else f"steps {first:,}–{last:,}"
 
 
 def render_metrics(run: Run, step: int) -> None:
@@ -103,6 +81,7 @@ def render_metrics(run: Run, step: int) -> None:
     columns[3].metric("Padding waste", f"{figures['padding_waste']:.0%}")
     columns[4].metric("TTFT p50", format_seconds(figures["ttft_p50_s"]))
     st.plotly_chart(over_time_figure(run, step), key="over_time")
+    render_memory_charts(run, step)
     st.caption(cost_caption(run.cost))
     st.dataframe(run.requests, key="request_table")
 
@@ -137,13 +116,3 @@ def over_time_figure(run: Run, step: int) -> go.Figure:
     )
     add_cursor(figure, step)
     return figure
-
-
-def with_idle_stretches(steps: pd.DataFrame) -> pd.DataFrame:
-    """The busy steps' rows, plus zeros at the first and last step of each idle stretch (nothing
-    runs or waits there), so a line does not join across it as if the work went on."""
-    idle = steps[steps.idle_before > 0]
-    zeros = {"active_rows": 0, "queue_depth": 0, "padded_rows": 0}
-    first = pd.DataFrame({"step": idle.step - idle.idle_before, **zeros})
-    last = pd.DataFrame({"step": idle.step - 1, **zeros})
-    return pd.concat([steps, first, last]).drop_duplicates("step", keep="first").sort_values("step", kind="stable")

@@ -47,12 +47,14 @@ def _batching(text: str) -> str:
 
 
 PARSERS: dict[str, Callable[[str], object]] = {
-    "scenario": str,
+    "lesson": str,  # a course lesson: its scenario name or its number ("3.2")
+    "scenario": str,  # older links' name for the lesson; now only "upload"
     "batch_size": _number(int, 1, 256),
     "stop_token": _stop_token,
     "stop_sequences": str,
     "padded": _bool,
     "batching": _batching,
+    "fill_timeout": _number(int, 0, 1_000),
     "model_seed": _number(int, 0, 10**6),
     "stop_chance": _number(float, 0.0, 1.0),
     "workload_count": _number(int, 1, 5_000),
@@ -88,6 +90,11 @@ def save(values: dict[str, object]) -> None:
     for key in PARSERS:
         if key not in KEPT:
             _put(key, values.get(key, ""))
+
+
+def lesson_params(choice: str, upload: str) -> dict[str, str | None]:
+    """The URL's name for the picker's choice: `lesson=<name>`, or `scenario=upload`."""
+    return {"scenario": upload} if choice == upload else {"lesson": choice}
 
 
 def save_step(step: int) -> None:

@@ -14,7 +14,9 @@ once, as plain lists that grow with the events, never with steps x slots:
 - `preempted`: [request, step] per preemption (it left its slot at that step's start);
 - `busy`: the steps that have events (between them, the clock jumped: idle);
 - `calls`: [step, rows sent, padded rows] per model call; `faults`: steps whose call failed;
-- `narration`: the sentences of every busy step (a scenario's caption replaces them).
+- `narration`: the sentences of every busy step (a scenario's caption replaces them);
+- `prefills`: [request, step, tokens, computed] per prefill (a run with a pool or a token budget);
+- `kv`: the KV pool's changes, only for a run with a pool (both in kv_frames.py).
 
 On the wire (`for_the_wire`), the narration's sentences are sent once each: `sentences`
 lists them, and `narration` gives each step's sentences as indices into it (a long run
@@ -30,6 +32,7 @@ import numpy as np
 
 from ..core.events import NONE, EventKind
 from ..core.stops import NO_MATCH, stop_matcher
+from .kv_frames import kv_section, prefill_records
 from .narration import narrate
 from .replay import FOREVER, Replay
 
@@ -47,6 +50,7 @@ def encode(replay: Replay, captions: dict[int, str] | None = None) -> dict:
     emits = _emit_runs(steps, kinds, requests)
     busy = np.unique(steps).tolist()
     generated = [replay.outputs[info.request_id][len(info.prompt) :] for info in log.requests]
+    kv = kv_section(log, steps, kinds, requests)
     return {
         "version": 1,
         "slots": log.config.batch_size,
@@ -67,6 +71,8 @@ def encode(replay: Replay, captions: dict[int, str] | None = None) -> dict:
         "busy": busy,
         "calls": _calls(log, steps, kinds),
         "faults": sorted({int(steps[i]) for i in np.flatnonzero(kinds == EventKind.ERROR) if requests[i] == NONE}),
+        "prefills": prefill_records(log, steps, kinds, requests),
+        **({"kv": kv} if kv is not None else {}),
         "words": {str(token): word for token, word in log.vocabulary.items()},
         "narration": {
             str(step): [captions[step]] if step in captions else narrate(replay, step, log.vocabulary) for step in busy

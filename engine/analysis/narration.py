@@ -44,7 +44,7 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
     log, state = replay.log, replay[step]
     grouped = _Step(replay, step)
     if not grouped.events:
-        return [_idle(log, step)]
+        return [_idle(log, step, len(state.waiting))]
     out: list[str] = []
     arrived = [e.request_id for e in grouped.before if e.kind == "arrive"]
     admitted = [e for e in grouped.before if e.kind == "admit"]
@@ -66,7 +66,7 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
     if arrived or admitted or state.preempted:
         out.append(_queue(len(state.waiting)))
     if state.waiting and log.config.batching == "static" and any(s is None for s in state.slots):
-        out.append("Static batching: the queue waits until every slot is free.")
+        out.append(_static_wait(log.config, state))
     out.extend(
         f"The model call failed, so no row changed ({e.message})."
         if e.request_id is None
@@ -84,12 +84,29 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
     return out
 
 
-def _idle(log, step: int) -> str:
-    """A step without events: the engine's clock jumped over it, to the next arrival."""
+def _idle(log, step: int, waiting: int) -> str:
+    """A step without events: the engine's clock jumped over it, to the next arrival (or, with a
+    fill timeout, to the step at which the waiting requests may start)."""
     following = log.step_range(step).stop
     if following >= len(log):
         return "Nothing happens at this step."
+    if waiting:
+        return (
+            f"The empty batch waits to fill: {plural(waiting, 'request')} {'waits' if waiting == 1 else 'wait'} for "
+            f"{log.config.batch_size} slots "
+            f"(fill_timeout = {log.config.fill_timeout}); nothing runs until step {log.step[following]:,}."
+        )
     return f"Idle: nothing runs or waits until step {log.step[following]:,}, when the next request arrives."
+
+
+def _static_wait(config, state) -> str:
+    """Why static batching admits nobody although a slot is free."""
+    if config.fill_timeout and all(s is None for s in state.slots):
+        return (
+            f"Static batching with fill_timeout = {config.fill_timeout}: the empty batch waits until "
+            f"{config.batch_size} requests wait or the oldest has waited {config.fill_timeout} steps."
+        )
+    return "Static batching: the queue waits until every slot is free."
 
 
 def _cancelled(replay: Replay, e: Event) -> str:

@@ -76,6 +76,8 @@ class Replay:
         steps, kinds, slots, requests = _columns(log)
         self._occupancy, self._starts = _occupancies(log, steps, kinds, slots, requests)
         self._queue = _queue_intervals(steps, kinds, slots, requests)  # (request, from, until, order key) arrays
+        priorities = [info.priority for info in log.requests]
+        self._priority = np.array(priorities, np.int64) if any(priorities) else None  # None: FIFO
         self.kv = KVReplay(log, steps, kinds, requests) if log.config.memory else None
         emits = np.flatnonzero(kinds == EventKind.EMIT)
         order = emits[np.argsort(requests[emits], kind="stable")]
@@ -108,8 +110,13 @@ class Replay:
         return self._occupancy
 
     def waits(self) -> list[tuple[int, int, int, int]]:
-        """Every stretch a request waited: (request, from step, until step, place in the queue: lower first)."""
-        return [tuple(map(int, row)) for row in zip(*self._queue)]
+        """Every stretch a request waited: (request, from step, until step, place in the queue: lower
+        first). With priorities the place ranks (priority, place in line), as the queue does."""
+        request, start, until, order = self._queue
+        if self._priority is not None:
+            order = np.empty_like(order)
+            order[np.lexsort((self._queue[3], self._priority[request]))] = np.arange(len(order))
+        return [tuple(map(int, row)) for row in zip(request, start, until, order)]
 
     def busy_steps(self) -> np.ndarray:
         """The steps that have events (the others are idle: the engine's clock jumped over them)."""
@@ -135,7 +142,10 @@ class Replay:
         slots = tuple(self._slot(slot, step, matches, reasons) for slot in range(log.config.batch_size))
         request, start, until, order = self._queue
         waiting = np.flatnonzero((start <= step) & (until > step))
-        queued = request[waiting[np.argsort(order[waiting], kind="stable")]]
+        if self._priority is None:
+            queued = request[waiting[np.argsort(order[waiting], kind="stable")]]
+        else:  # lower priority first, then the place in line (engine/core/priority_queue.py)
+            queued = request[waiting[np.lexsort((order[waiting], self._priority[request[waiting]]))]]
         free = None
         if self.kv is not None and log.config.kv_blocks is not None:
             free = self.kv.free_blocks([row.blocks for row in slots if row is not None])

@@ -3,7 +3,8 @@
 
 The memory settings (names as in vLLM where it has one) are off by default: with
 `kv_blocks` and `token_budget` both None, memory is unlimited and a whole prompt is
-prefilled in the step that admits it.
+prefilled in the step that admits it. `fill_timeout` (static batching only) is off by
+default too: an empty batch runs at once with whatever waits.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class EngineConfig:
     block_size: int = 16  # tokens per KV block (vLLM's default)
     kv_policy: str = "paged"  # "paged": blocks as tokens need them; "reserve": prompt + max_tokens at admission
     token_budget: int | None = None  # most tokens one step computes (vLLM's max_num_batched_tokens); None: no limit
+    fill_timeout: int | None = None  # static: an empty batch waits up to this many steps to fill; None: runs at once
 
     @property
     def memory(self) -> bool:

@@ -53,9 +53,16 @@ class BatchInferenceEngine(EngineHooks):
         block_size: int = 16,
         kv_policy: str = "paged",
         token_budget: int | None = None,
+        fill_timeout: int | None = None,
     ):
         """`kv_blocks`, `block_size`, `kv_policy` and `token_budget` model the KV cache and chunked
-        prefill (docs/conventions.md, "Memory"); left at their defaults, memory is unlimited."""
+        prefill (docs/conventions.md, "Memory"); left at their defaults, memory is unlimited.
+
+        `fill_timeout` (steps; static batching only) makes an empty batch wait to fill: it admits
+        only when the queue can fill every slot or the oldest waiting request has waited
+        `fill_timeout` steps (Triton's `max_queue_delay`, in steps). None (or 0) runs at once with
+        what is there, as the seeds' Part 1 does. Continuous batching always runs at once: a free
+        slot is refilled the step it frees, so `fill_timeout` does not change it."""
         check_int("batch_size", batch_size, minimum=1, maximum=MAX_ENGINE_BATCH_SIZE)
         if stop_token is not None:
             stop_token = check_token("stop_token", stop_token)  # a numpy integer becomes an int
@@ -67,16 +74,19 @@ class BatchInferenceEngine(EngineHooks):
         check_choice("kv_policy", kv_policy, KV_POLICIES)
         if token_budget is not None:
             check_int("token_budget", token_budget, minimum=batch_size, maximum=MAX_STEP)  # every decoding row fits
+        if fill_timeout is not None:
+            check_int("fill_timeout", fill_timeout, minimum=0, maximum=MAX_STEP)
         self.model = model
         self._call = model_caller(model, padded)
         self.config = EngineConfig(
-            batch_size, stop_token, batching, padded, kv_blocks, block_size, kv_policy, token_budget
+            batch_size, stop_token, batching, padded, kv_blocks, block_size, kv_policy, token_budget, fill_timeout
         )
+        self._fill_timeout = fill_timeout if batching == "static" and fill_timeout else None
         self.event_log = EventLog(self.config)
         self._blocks = BlockManager(kv_blocks, block_size) if kv_blocks is not None else None
         self._memory = self.config.memory  # the KV pool or the token budget is in play
         if self._memory:
-            self._scheduler = MemoryScheduler(batch_size, self._blocks, kv_policy == "reserve", token_budget)
+            self._scheduler = MemoryScheduler(batch_size, self._blocks, kv_policy == "reserve", token_budget, self)
         else:
             self._scheduler = Scheduler(batch_size)
         self._preempted_at = -1  # the last step that preempted (it admits nobody, even when retried)
@@ -111,12 +121,17 @@ class BatchInferenceEngine(EngineHooks):
         request_id: str | None = None,
         arrival_step: int | None = None,
         on_token=None,
+        priority: int = 0,
     ) -> str:
         """Queue a request and return its id. Nothing is queued if an argument is bad.
 
         `callback(tokens)` gets prompt + generated tokens once, when the request ends;
         `on_token(token)` gets each generated token as it is appended (streaming);
-        `arrival_step` hides the request from the scheduler until that step.
+        `arrival_step` hides the request from the scheduler until that step;
+        `priority` (an int, default 0) orders admission as vLLM's priority scheduling does: among
+        the requests that have arrived, the lower value first, equal values in arrival order (a
+        preempted row first among its own priority). It never preempts a running row. With every
+        priority equal, admission is the contract's FIFO.
         """
         if request_id is None:
             request_id = self._fresh_id()
@@ -136,6 +151,7 @@ class BatchInferenceEngine(EngineHooks):
             now=self.clock,
             matcher=self._matcher,
             limit=self._limit,
+            priority=priority,
         )
         self._check_fits(seq)
         self._submitted += 1
@@ -203,9 +219,12 @@ class BatchInferenceEngine(EngineHooks):
     def next_step(self) -> int:
         """The number the next `step()` will have (it jumps ahead when only future arrivals remain)."""
         scheduler = self._scheduler
-        if scheduler.num_running or scheduler.num_waiting or self._cancelled:
+        if scheduler.num_running or self._cancelled or (scheduler.num_waiting and self._fill_timeout is None):
             return self.clock
         arrival = scheduler.next_arrival()
+        if scheduler.num_waiting:  # an empty static batch waits to fill: until it times out or someone arrives
+            wake = self._batch_fills_at()
+            return max(self.clock, wake if arrival is None else min(wake, arrival))
         return self.clock if arrival is None else max(self.clock, arrival)
 
     def has_work(self) -> bool:
@@ -286,7 +305,8 @@ class BatchInferenceEngine(EngineHooks):
             self._outbox.deliver()  # a cancelled request's callback may cancel another
 
     def _arrive(self, seq: Sequence) -> None:
-        info = RequestInfo(seq.request_id, tuple(seq.tokens[: seq.prompt_len]), seq.max_tokens, seq.stop_sequences)
+        prompt = tuple(seq.tokens[: seq.prompt_len])
+        info = RequestInfo(seq.request_id, prompt, seq.max_tokens, seq.stop_sequences, seq.priority)
         seq.log_index = self.event_log.arrive(self.clock, info)
 
     def _schedule(self) -> Plan:
@@ -295,8 +315,11 @@ class BatchInferenceEngine(EngineHooks):
         preempting the newest if the pool runs out (engine/core/memory_scheduler.py)."""
         scheduler, log, step = self._scheduler, self.event_log, self.clock
         may_admit = self._may_admit(scheduler.num_running) and self._preempted_at != step
+        if may_admit and self._fill_timeout is not None and not scheduler.num_running:
+            may_admit = self._batch_fills_at() <= step
         plan = scheduler.schedule(step, may_admit)
-        scheduler.return_held_slots()
+        if scheduler.held:  # (only the zoo's idle-slot bug holds slots)
+            scheduler.return_held_slots()
         if plan is NOTHING:
             return plan
         if plan.grown:  # SPEED: decoding rows' new blocks, a column at a time
@@ -316,6 +339,15 @@ class BatchInferenceEngine(EngineHooks):
                 self._preempted_at = step
         log.extend(step, events)
         return plan
+
+    def _batch_fills_at(self) -> int:
+        """Static batching with a fill timeout: the first step at which an empty batch admits. Now, if
+        the queue can fill every slot; else when the oldest waiting request has waited `fill_timeout`
+        steps (the scan reads fewer than batch_size requests, once a step that the batch is empty)."""
+        scheduler = self._scheduler
+        if scheduler.num_waiting >= self.batch_size or not scheduler.num_waiting:
+            return self.clock
+        return min(seq.arrival_step for seq in scheduler.queued()) + self._fill_timeout
 
     def _build_batch(self) -> Batch:
         """Phase 3: the rows in slot order, with their token lists, slot ids and event-log indices.

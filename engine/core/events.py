@@ -76,6 +76,7 @@ class RequestInfo:
     prompt: tuple[int, ...]
     max_tokens: int
     stop_sequences: tuple[tuple[int, ...], ...]
+    priority: int = 0  # admission order, lower first (in JSON Lines only when not 0, so older logs load)
 
 
 @dataclass(frozen=True, slots=True)

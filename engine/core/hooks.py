@@ -4,6 +4,9 @@ Every default here is the correct behaviour, and each is a decision, not an acti
 engine asks, then acts itself. Each runs once per request or once per step, never per
 token, so the hot path pays nothing for them. `engine/practice/zoo.py` subclasses the
 engine and overrides exactly one hook per classic mistake (a test holds it to that).
+
+The last four are asked by the KV-cache scheduler (`memory_scheduler.py`), only when a row
+is preempted or a request with blocks is cancelled (docs/conventions.md, "Memory").
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ HOOKS = (
     "_answer_order",
     "_returns_slot_at_once",
     "_delivered",
+    "_preemption_victim",
+    "_preempted_to_front",
+    "_kept_when_preempted",
+    "_frees_blocks_when_cancelled",
 )
 
 
@@ -48,3 +55,21 @@ class EngineHooks:
     def _delivered(self, seq: Sequence) -> list[int]:
         """What the callback receives."""
         return seq.tokens  # prompt + generated, stop token included
+
+    def _preemption_victim(self, running: list[Sequence]) -> Sequence:
+        """The running row preempted when a row needs a block and none is free (it may be that row)."""
+        # the newest admitted (it has done the least work), among the lowest priority (the highest value),
+        # as vLLM's priority scheduling does
+        return max(running, key=lambda row: (row.priority, row.admitted_at))
+
+    def _preempted_to_front(self) -> bool:
+        """Whether a preempted row goes back to the front of the queue (else: to its back)."""
+        return True  # it was running before anyone waiting
+
+    def _kept_when_preempted(self, seq: Sequence) -> list[int]:
+        """The tokens a preempted row keeps: readmitted, it prefills them again, then continues."""
+        return seq.tokens  # prompt + generated: nothing it generated is lost or generated twice
+
+    def _frees_blocks_when_cancelled(self) -> bool:
+        """Whether a cancelled row gives its KV blocks back to the pool."""
+        return True

@@ -19,6 +19,7 @@ from .config import KV_POLICIES, EngineConfig
 from .events import FORMAT, KIND_BY_LABEL, NONE, REASON_BY_LABEL, VERSION, EventKind, RequestInfo, mask_bits
 from .validation import (
     INT64_MAX,
+    INT64_MIN,
     MAX_ENGINE_BATCH_SIZE,
     MAX_STEP,
     InvalidType,
@@ -49,6 +50,8 @@ def event_records(log):
                 max_tokens=info.max_tokens,
                 stop_sequences=[list(s) for s in info.stop_sequences],
             )
+            if info.priority:  # only when not 0: a FIFO log reads as it always did
+                record["priority"] = info.priority
         yield record
 
 
@@ -68,6 +71,8 @@ def dump_jsonl(log) -> str:
     settings = asdict(log.config)
     if not log.config.memory:
         settings = {k: v for k, v in settings.items() if k not in MEMORY_FIELDS}
+    if log.config.fill_timeout is None:  # in the header only when set
+        del settings["fill_timeout"]
     header = {"format": FORMAT, "version": VERSION, **settings}
     if log.model is not None:
         header["model"] = log.model
@@ -131,6 +136,7 @@ def _header(line: _Line) -> tuple[EngineConfig, str | None, dict[int, str]]:
         block_size=line.int("block_size", minimum=1, maximum=MAX_STEP, optional=True) or 16,
         kv_policy=line._checked(check_choice, "kv_policy", KV_POLICIES, optional=True) or "paged",
         token_budget=line.int("token_budget", minimum=batch_size, maximum=MAX_STEP, optional=True),
+        fill_timeout=line.int("fill_timeout", minimum=0, maximum=MAX_STEP, optional=True),
     )
     return config, model, _vocabulary(line)
 
@@ -261,7 +267,8 @@ def _load_event(log, line: _Line) -> None:
         request_id = line.str("request_id")
         if request_id in log.request_index:
             raise line.fail("request_id", "arrives twice")
-        info = RequestInfo(request_id, line.tokens("prompt"), line.int("max_tokens", minimum=0), stops)
+        priority = line.int("priority", minimum=INT64_MIN, optional=True) or 0
+        info = RequestInfo(request_id, line.tokens("prompt"), line.int("max_tokens", minimum=0), stops, priority)
         log.arrive(step, info)
         return
     request = NONE

@@ -7,11 +7,15 @@ own; each takes what the budget has left, and nobody is admitted once it is spen
 whose prefill completes is sent to the model and gets its first token that same step.
 
 When a running row needs a block and none is free, the most recently admitted running row
-is preempted, by recompute (vLLM v1, nano-vllm): it gives back its blocks, keeps its
-tokens, leaves its slot and goes back to the front of the queue; readmitted, it prefills
+(of the lowest priority, when requests have priorities) is preempted, by recompute (vLLM v1,
+nano-vllm): it gives back its blocks, keeps its tokens, leaves its slot and goes back to
+the front of the queue (of its own priority); readmitted, it prefills
 prompt and generated tokens again. It may be the row itself. A step that preempts admits
 nobody. Paged rows hold ceil(computed / block_size) blocks; with `kv_policy="reserve"` a
 row takes blocks for its whole prompt + max_tokens at admission and never needs more.
+
+Who is preempted, where it goes back, what it keeps and whether a cancelled row's blocks
+are freed are the engine's hooks (`hooks.py`), asked only when that happens.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import math
 from operator import attrgetter
 
 from .block_manager import BlockManager
-from .request import Sequence, Status
+from .hooks import EngineHooks
+from .request import FinishReason, Sequence, Status
 from .scheduler import NOTHING, Plan, Scheduler
 
 SLOT, LOG_INDEX = attrgetter("slot"), attrgetter("log_index")
@@ -32,9 +37,12 @@ def _still_prefilling(seq: Sequence) -> bool:
 
 
 class MemoryScheduler(Scheduler):
-    def __init__(self, batch_size: int, blocks: BlockManager | None, reserve: bool, budget: int | None):
+    def __init__(
+        self, batch_size: int, blocks: BlockManager | None, reserve: bool, budget: int | None, hooks: EngineHooks
+    ):
         super().__init__(batch_size)
         self.blocks, self.reserve, self.budget = blocks, reserve, budget
+        self.hooks = hooks  # the engine: its decisions on preemption and cancellation
         self.prefilling: list[Sequence] = []  # running rows not yet sent since admission, oldest first
         self.admissions = 0  # numbers admissions: the newest running row is preempted first
         self.left = 0  # tokens of this step's budget not yet claimed
@@ -102,6 +110,11 @@ class MemoryScheduler(Scheduler):
         if blocks is not None:
             need = blocks.blocks_for(seq.prompt_len + seq.max_tokens if self.reserve else tokens)
             if need > blocks.num_free:
+                if not self.num_running:  # only blocks lost by a finished row can do this (the zoo's leak)
+                    raise RuntimeError(
+                        f"kv_blocks: request {seq.request_id} needs {need:,} blocks and nothing runs, but the pool "
+                        f"has only {blocks.num_free:,} of its {blocks.num_blocks:,} free: blocks were never given back"
+                    )
                 return False
         self.take_slot(seq)
         self.admissions += 1
@@ -113,10 +126,10 @@ class MemoryScheduler(Scheduler):
         return True
 
     def _claim(self, seq: Sequence, need: int, plan: Plan) -> bool:
-        """`need` more blocks for running `seq`, preempting the newest running rows while too few are
-        free; False if `seq` itself was preempted."""
+        """`need` more blocks for running `seq`, preempting running rows (the engine's `_preemption_victim`:
+        the newest of the lowest priority) while too few are free; False if `seq` itself was preempted."""
         while not self.blocks.can_allocate(need):
-            victim = max(self.running(), key=lambda row: row.admitted_at)
+            victim = self.hooks._preemption_victim(self.running())
             self._preempt(victim, plan)
             if victim is seq:
                 return False
@@ -140,7 +153,11 @@ class MemoryScheduler(Scheduler):
         freed = self.blocks.free(seq)
         self.leave_slot(seq)
         seq.slot, seq.status, seq.prefilling, seq.computed, seq.scheduled = None, Status.WAITING, True, 0, 0
-        self.waiting.appendleft(seq)  # the front of the queue: it was running before anyone waiting
+        seq.tokens = self.hooks._kept_when_preempted(seq)
+        if self.hooks._preempted_to_front():
+            self.waiting.appendleft(seq)
+        else:
+            self.waiting.append(seq)
         self.num_waiting += 1
         plan.actions.append(("preempt", seq, slot, freed))
         plan.preempted = True
@@ -166,6 +183,7 @@ class MemoryScheduler(Scheduler):
     def finished(self, seq: Sequence, hold_slot: bool = False) -> int:
         if seq.status is Status.RUNNING and seq.prefilling:
             self.prefilling.remove(seq)
-        freed = self.blocks.free(seq) if self.blocks is not None else 0
+        leaked = seq.finish_reason is FinishReason.CANCELLED and not self.hooks._frees_blocks_when_cancelled()
+        freed = 0 if self.blocks is None or leaked else self.blocks.free(seq)
         super().finished(seq, hold_slot)
         return freed

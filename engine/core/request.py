@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from .stops import NO_MATCH, StopMatcher, stop_matcher
-from .validation import INT64_MAX, MAX_ARRIVAL_STEP, check_callable, check_int, check_stop_sequences, check_tokens
+from .validation import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_ARRIVAL_STEP,
+    check_callable,
+    check_int,
+    check_stop_sequences,
+    check_tokens,
+)
 
 
 class Status(IntEnum):
@@ -62,6 +70,7 @@ class Sequence:
     arrival_step: int
     order: int  # submission order, breaks ties between equal arrival steps
     end: int  # len(tokens) at which the row stops: prompt + max_tokens (the engine's `_limit` hook)
+    priority: int = 0  # admission: lower first, then arrival order (vLLM's priority scheduling)
     stop_state: int = 0  # automaton node in `stops`
     log_index: int = -1  # row in the event log's request table, set on arrival
     slot: int | None = None
@@ -118,6 +127,7 @@ def new_sequence(
     now: int,
     matcher=stop_matcher,
     limit=lambda max_tokens, prompt_len: max_tokens,
+    priority: int = 0,
 ) -> Sequence:
     """Check a submission's arguments (each error names its field) and build its state.
 
@@ -130,6 +140,7 @@ def new_sequence(
     stops = check_stop_sequences("stop_sequences", stop_sequences)
     if arrival_step is not None:
         check_int("arrival_step", arrival_step, minimum=0, maximum=MAX_ARRIVAL_STEP)
+    check_int("priority", priority, minimum=INT64_MIN, maximum=INT64_MAX)
     return Sequence(
         request_id,
         prompt,
@@ -142,4 +153,5 @@ def new_sequence(
         arrival_step=max(arrival_step or 0, now),  # a past arrival step means "now"
         order=order,
         end=len(prompt) + limit(max_tokens, len(prompt)),
+        priority=priority,
     )

@@ -1,7 +1,9 @@
 """Slots, the waiting queue and the admission policy.
 
 Requests not yet arrived wait in `pending` (a heap on arrival step, then submission
-order); arrived ones in the FIFO `waiting` deque. A request keeps its slot for its whole
+order); arrived ones in the FIFO `waiting` deque, which becomes a heap on (priority, place
+in line) once a request with a priority other than 0 arrives (`priority_queue.py`: lower
+first, vLLM's priority scheduling). A request keeps its slot for its whole
 life (or, with a KV pool, until it is preempted: `memory_scheduler.py`); freed slots are
 refilled lowest id first (a heap of free ids). `schedule()` decides, once a step, who is
 admitted; its `Plan` is what the engine logs and sends to the model.
@@ -16,6 +18,7 @@ import heapq
 from collections import deque
 from dataclasses import dataclass, field
 
+from .priority_queue import PriorityQueue
 from .request import Sequence, Status
 
 
@@ -45,7 +48,7 @@ class Scheduler:
         self.previous: list[Sequence | None] = [None] * batch_size  # the last request each slot held
         self.free: list[int] = list(range(batch_size))  # heap of free slot ids
         self.held: list[int] = []  # freed slots returned only after the next admission (the zoo's idle slot)
-        self.waiting: deque[Sequence] = deque()  # may hold FINISHED (cancelled) requests, skipped
+        self.waiting: deque[Sequence] | PriorityQueue = deque()  # may hold FINISHED (cancelled) requests, skipped
         self.pending: list[tuple[int, int, Sequence]] = []  # (arrival_step, order, seq), ditto
         self.num_waiting = 0  # WAITING requests in `waiting`
         self.num_running = 0
@@ -72,6 +75,8 @@ class Scheduler:
 
     def enqueue(self, seq: Sequence) -> None:
         seq.status = Status.WAITING
+        if seq.priority and type(self.waiting) is deque:  # the first priority other than 0: a heap from now on
+            self.waiting = PriorityQueue(self.waiting)
         self.waiting.append(seq)
         self.num_waiting += 1
 

@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
-from ..core.validation import MAX_ARRIVAL_STEP  # noqa: F401  (the engine's own bound, listed with the rest)
+from ..core.validation import (
+    MAX_ARRIVAL_STEP,  # noqa: F401  (the engine's own bound, listed with the rest)
+    wrong_value,
+)
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # a scenario TOML or an event-log JSONL, read with this cap
 MAX_BATCH_SIZE = 256  # slots in a scenario or a loaded log (vLLM's default max_num_seqs)
@@ -27,6 +30,13 @@ MAX_MODEL_ROWS = 10_000_000  # rows sent to the model over a run, padded rows in
 MAX_EVENTS = 3_000_000  # events in one run's log (a JSONL download of that is ~250 MB)
 MAX_SCRIPTED_READS = 20_000_000  # prefix tokens a scripted model reads (it looks whole prefixes up)
 MAX_SAMPLING_DRAWS = 10_000_000  # random draws to generate a workload's output lengths
+MAX_FILL_TIMEOUT = 1_000_000  # steps an empty static batch may wait to fill (idle steps cost nothing: skipped)
+MAX_PRIORITY = 1_000_000  # a request's priority, from -MAX_PRIORITY to MAX_PRIORITY
+MAX_SWEEP_POINTS = 9  # batch sizes in one sweep (1, 2, 4, ..., 256)
+MAX_SWEEP_RUNS = 4  # a sweep's points together may do this many runs' worth of the limits above
+MAX_REPLICAS = 16  # engines behind one router (engine/lab/replicas.py)
+MAX_REPLICA_STEPS = 500_000  # replicas × steps a replica simulation may step through
+REPLICA_SIGNALS = ("queue_depth", "utilization")  # what the autoscaler may scale on
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +116,19 @@ def read_capped(path, limit: int = MAX_FILE_BYTES) -> bytes:
     if len(data) > limit:
         raise ValueError(f"{path}: the file is larger than the limit of {limit / 2**20:g} MB")
     return data
+
+
+def check_batch_sizes(where: str, sizes: object) -> tuple[int, ...]:
+    """A sweep's batch sizes (engine/lab/sweep.py): 1 to MAX_SWEEP_POINTS integers, each 1..MAX_BATCH_SIZE;
+    returned sorted, without repeats. Raises InvalidValue naming `where`."""
+    if (
+        not isinstance(sizes, (list, tuple))
+        or not 1 <= len(sizes) <= MAX_SWEEP_POINTS
+        or any(type(b) is not int or not 1 <= b <= MAX_BATCH_SIZE for b in sizes)
+    ):
+        rule = f"must list 1 to {MAX_SWEEP_POINTS} batch sizes, each an integer from 1 to {MAX_BATCH_SIZE}"
+        raise wrong_value(where, rule, sizes)
+    return tuple(sorted(set(sizes)))
 
 
 def check_loaded_log(log) -> None:

@@ -27,3 +27,4 @@ class RequestSpec:
     stream: bool = False  # attach an on_token callback
     script: list[int] | None = None  # scripted model: the continuation
     answer_len: int | None = None  # the answer's length: the model's stop token is generated token number answer_len
+    priority: int = 0  # admission order among arrived requests: lower first (vLLM's priority scheduling)

@@ -20,23 +20,31 @@ from .limits import (
     MAX_ARRIVAL_STEP,
     MAX_BATCH_SIZE,
     MAX_FILE_BYTES,
+    MAX_FILL_TIMEOUT,
     MAX_KV_BLOCKS,
     MAX_LENGTH,
+    MAX_PRIORITY,
     MAX_PROMPT_TOKENS,
+    MAX_REPLICAS,
     MAX_REQUESTS,
+    REPLICA_SIGNALS,
+    check_batch_sizes,
     read_capped,
 )
-from .scenario_types import EngineConfig, ModelConfig, RequestSpec, Scenario, WorkloadConfig
+from .quizzes import parse_quizzes
+from .real_servers import parse_callouts
+from .scenario_types import EngineConfig, ModelConfig, ReplicaConfig, RequestSpec, Scenario, WorkloadConfig
 from .scenario_work import check_work
 from .toml_reader import ScenarioError, Table
 from .workload import ARRIVALS, DISTRIBUTIONS
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+COURSE_FILE = "course.toml"  # the course's order of the scenarios (engine/lab/course.py), not a scenario
 INT_KEY = re.compile(r"-?[0-9]{1,19}")  # a [vocabulary] or [captions] key: an int64 written in quotes
 
 
 def list_scenarios(directory: Path = SCENARIO_DIR) -> list[Path]:
-    return sorted(directory.glob("*.toml"))
+    return sorted(path for path in directory.glob("*.toml") if path.name != COURSE_FILE)
 
 
 def resolve_scenario(name_or_path: str | Path) -> Scenario:
@@ -84,6 +92,10 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
     captions = _int_keyed(top, "captions", lambda t, k: t.str(k))
     explicit = [_request(t, model) for t in top.tables("requests", MAX_REQUESTS)] if top.has("requests") else None
     workload = _workload(top.table("workload")) if top.has("workload") else None
+    quizzes = parse_quizzes(top, {r.request_id for r in explicit or []}, _unnamed(explicit, workload))
+    real_servers = parse_callouts(top)
+    sweep = _sweep(top.table("sweep")) if top.has("sweep") else None
+    replicas = _replicas(top.table("replicas")) if top.has("replicas") else None
     top.check_no_unknown_keys()
     if (explicit is None) == (workload is None):
         raise top.fail("requests", "give either [[requests]] or a [workload] table, not both or neither")
@@ -104,6 +116,10 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
         vocabulary,
         captions,
         cost,
+        quizzes=quizzes,
+        real_servers=real_servers,
+        sweep=sweep,
+        replicas=replicas,
     )
     check_work(scenario)
     return scenario
@@ -121,6 +137,7 @@ def _engine(t: Table) -> EngineConfig:
         block_size=kv.int("block_size", 16, minimum=1, maximum=MAX_LENGTH),
         kv_policy=kv.str("policy", "paged", choices=KV_POLICIES),
         token_budget=t.int("token_budget", None, minimum=batch_size, maximum=MAX_PROMPT_TOKENS),
+        fill_timeout=t.int("fill_timeout", None, minimum=0, maximum=MAX_FILL_TIMEOUT),
     )
     kv.check_no_unknown_keys()
     t.check_no_unknown_keys()
@@ -159,6 +176,7 @@ def _request(t: Table, model: ModelConfig) -> RequestSpec:
         cancel_step=t.int("cancel_step", None, minimum=0, maximum=MAX_ARRIVAL_STEP),
         stream=t.bool("stream", False),
         script=t.tokens("script") if model.kind == "scripted" else None,
+        priority=t.int("priority", 0, minimum=-MAX_PRIORITY, maximum=MAX_PRIORITY),
     )
     if model.kind != "scripted" and t.has("script"):
         raise t.fail("script", "is only used with [model] kind = 'scripted'")
@@ -222,6 +240,40 @@ def _int_keyed(top: Table, key: str, read) -> dict[int, str]:
             raise t.fail(k, 'keys must be integers (write them in quotes, e.g. "7" = "the")')
         out[int(k)] = read(t, k)
     return out
+
+
+def _sweep(t: Table) -> tuple[int, ...]:
+    """`[sweep] batch_sizes = [1, 2, 4, ...]`: the points of engine/lab/sweep.py."""
+    try:
+        sizes = check_batch_sizes(f"{t.source}: {t.where('batch_sizes')}", t.raw("batch_sizes"))
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
+    t.check_no_unknown_keys()
+    return sizes
+
+
+def _replicas(t: Table) -> ReplicaConfig:
+    """`[replicas]`: the router and autoscaler of engine/lab/replicas.py; every key optional."""
+    initial = t.int("initial", 1, minimum=1, maximum=MAX_REPLICAS)
+    signal = t.str("signal", "queue_depth", choices=REPLICA_SIGNALS)
+    config = ReplicaConfig(
+        initial=initial,
+        max=t.int("max", max(initial, 4), minimum=initial, maximum=MAX_REPLICAS),
+        signal=signal,
+        threshold=t.number(
+            "threshold", 4.0 if signal == "queue_depth" else 0.9, maximum=None if signal == "queue_depth" else 1.0
+        ),
+        window=t.int("window", 5, minimum=1, maximum=MAX_LENGTH),
+        startup_steps=t.int("startup_steps", 0, minimum=0, maximum=MAX_LENGTH),
+        idle_steps=t.int("idle_steps", 0, minimum=0, maximum=MAX_LENGTH),
+    )
+    t.check_no_unknown_keys()
+    return config
+
+
+def _unnamed(explicit: list[RequestSpec] | None, workload: WorkloadConfig | None) -> int:
+    """How many requests the engine names (r0, r1, ...)."""
+    return workload.count if workload is not None else sum(r.request_id is None for r in explicit or [])
 
 
 def _check_ids(top: Table, requests: list[RequestSpec]) -> None:

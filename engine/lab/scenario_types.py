@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..core.config import EngineConfig
+from .quizzes import Quiz
+from .real_servers import Callout
 from .request_spec import RequestSpec
 from .workload import generated_workload
 
@@ -37,6 +39,20 @@ class WorkloadConfig:
 
 
 @dataclass(frozen=True)
+class ReplicaConfig:
+    """`[replicas]`: several copies of the engine behind a router, and a queue-depth autoscaler
+    (engine/lab/replicas.py)."""
+
+    initial: int = 1  # replicas serving from step 0 (also the fewest the autoscaler keeps)
+    max: int = 4  # the most the autoscaler starts
+    signal: str = "queue_depth"  # what it scales on: "queue_depth" or "utilization"
+    threshold: float = 4.0  # queue_depth: waiting requests per replica; utilization: share of busy slots, 0..1
+    window: int = 5  # consecutive steps above the threshold before a replica is added
+    startup_steps: int = 0  # steps a new replica takes before it serves (a cold start)
+    idle_steps: int = 0  # an idle replica is stopped after this many steps with no request waiting; 0: never
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str  # file stem
     source: str  # path as given, for messages
@@ -49,6 +65,10 @@ class Scenario:
     vocabulary: dict[int, str] = field(default_factory=dict)
     captions: dict[int, str] = field(default_factory=dict)
     cost: str = "default"  # the cost model that prices its steps (engine/analysis/hardware.py)
+    quizzes: tuple[Quiz, ...] = ()  # predictions asked before their steps (engine/lab/quizzes.py)
+    real_servers: tuple[Callout, ...] = ()  # where a real server differs, with sources (real_servers.py)
+    sweep: tuple[int, ...] | None = None  # [sweep] batch_sizes: the batch sizes engine/lab/sweep.py compares
+    replicas: ReplicaConfig | None = None  # [replicas]: engine/lab/replicas.py's router and autoscaler
 
     @cached_property
     def requests(self) -> list[RequestSpec]:

@@ -62,13 +62,18 @@ def build_model(scenario: Scenario):
     return FaultyModel(model, config.fail_calls) if config.fail_calls else model
 
 
-def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> EventLog:
+def simulate(
+    scenario: Scenario,
+    progress: Callable[[int, int], None] | None = None,
+    engine_class: type[BatchInferenceEngine] = BatchInferenceEngine,
+) -> EventLog:
     """Run to the end; `progress(step, requests_done)` is called every few thousand steps.
+    `engine_class` may be a variant of the engine (a zoo bug, `engine/practice/zoo.py`).
 
     The run's worst case is checked against the limits first (ScenarioError if over one).
     """
     check_work(scenario)
-    engine = BatchInferenceEngine.from_config(build_model(scenario), scenario.engine)
+    engine = engine_class.from_config(build_model(scenario), scenario.engine)
     cancels: dict[int, list[str]] = {}
     steps = 0
     for spec in scenario.requests:
@@ -80,6 +85,7 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
             request_id=spec.request_id,
             arrival_step=spec.arrival_step,
             on_token=_ignore if spec.stream else None,
+            priority=spec.priority,
         )
         if spec.cancel_step is not None:
             cancels.setdefault(spec.cancel_step, []).append(rid)

@@ -1,8 +1,10 @@
 """The bug zoo: classic continuous-batching mistakes, each a one-switch variant of the engine.
 
 Every class here is the project's own `BatchInferenceEngine` with exactly one hook
-overridden (see `engine/core/hooks.py`), so the checker must catch it and the app can show
-its grid beside the correct one. `BUGS` holds the plain-words explanation of each: what
+overridden (see `engine/core/hooks.py`), so the app can show its grid beside the correct
+one, and the checker must catch it. The memory mistakes are the exception: they show only
+with a KV pool, which the checker does not use (it checks the seeds' API), so each names its
+own demo case (`memory_demos.py`). `BUGS` holds the plain-words explanation of each: what
 goes wrong, why, and how to avoid it.
 """
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 from ..core.engine import BatchInferenceEngine
 from ..core.request import FinishReason, Sequence
+from .memory_demos import CANCELLATION, PREEMPTION, DemoCase
 
 
 class CrossedResults(BatchInferenceEngine):
@@ -83,12 +86,41 @@ class StaticInsteadOfContinuous(BatchInferenceEngine):
         return running == 0
 
 
+class PreemptedToTheBack(BatchInferenceEngine):
+    """Sends a preempted row to the back of the queue, behind requests that never ran."""
+
+    def _preempted_to_front(self) -> bool:
+        return False
+
+
+class LeakedBlocksOnCancel(BatchInferenceEngine):
+    """Forgets to free a cancelled row's KV blocks: they stay out of the pool for good."""
+
+    def _frees_blocks_when_cancelled(self) -> bool:
+        return False
+
+
+class OldestPreempted(BatchInferenceEngine):
+    """Preempts the oldest running row instead of the newest."""
+
+    def _preemption_victim(self, running: list[Sequence]) -> Sequence:
+        return min(running, key=lambda row: row.admitted_at)
+
+
+class ForgetfulRecompute(BatchInferenceEngine):
+    """Keeps only the prompt of a preempted row: readmitted, it generates its tokens all over again."""
+
+    def _kept_when_preempted(self, seq: Sequence) -> list[int]:
+        return seq.tokens[: seq.prompt_len]
+
+
 @dataclass(frozen=True)
 class Bug:
     engine: type[BatchInferenceEngine]
     title: str
     why: str  # what happens and why
     avoid: str  # how to avoid it
+    demo: DemoCase | None = None  # a memory mistake's own case; None: the first checker case that catches it
 
 
 BUGS = {
@@ -139,5 +171,42 @@ BUGS = {
         "New requests are admitted only when every slot is empty, so finished rows leave their slots idle while the "
         "queue waits.",
         "After every step, refill each free slot from the queue (lowest slot first), not only an empty batch.",
+    ),
+    "preempted-to-the-back": Bug(
+        PreemptedToTheBack,
+        "A preempted row is sent to the back of the queue",
+        "At step 1 r0 needs a block and none is free, so r1, the newest row, is preempted; it goes behind r2, which "
+        "has never run. At step 2 r2 is admitted first and takes both free blocks, so r1 (running since step 0) waits "
+        "a step more and finishes at step 4 instead of 3; under steady load a preempted row can wait for ever.",
+        "Put a preempted row back at the front of the queue (the last preempted first): it ran before anyone waiting.",
+        PREEMPTION,
+    ),
+    "leaked-blocks": Bug(
+        LeakedBlocksOnCancel,
+        "Blocks leaked on cancellation",
+        "r0 is cancelled at step 1 but its block 0 is never given back (no kv_free), so only 1 of the pool's 3 blocks "
+        "is free and r2, which needs 2, cannot be admitted until r1 finishes: it waits a step, and the run takes 3 "
+        "steps instead of 2. Every cancellation shrinks the pool for good, until the head of the queue no longer fits.",
+        "Free a request's blocks on every way out: finished, cancelled or preempted (one place that ends a request).",
+        CANCELLATION,
+    ),
+    "oldest-preempted": Bug(
+        OldestPreempted,
+        "The oldest row is preempted instead of the newest",
+        "At step 1 r0 needs a block and none is free; the engine preempts r0 itself, the oldest row, which has done "
+        "the most work (3 tokens to recompute), instead of r1, the newest (2 tokens). r0 then waits two steps for 2 "
+        "free blocks and finishes at step 3 instead of step 1.",
+        "Preempt the most recently admitted running row (vLLM, nano-vllm): it has the least work to redo.",
+        PREEMPTION,
+    ),
+    "forgetful-recompute": Bug(
+        ForgetfulRecompute,
+        "Recompute that forgets the generated tokens",
+        "When r1 is preempted at step 1 it keeps only its prompt (1 token to recompute instead of 2): readmitted at "
+        "step 2, it prefills [101] and generates 20 again, so its stream (the emit events, on_token) gets 20 twice "
+        "and the run takes 6 steps instead of 5. The callback still gets [101, 20, 21, 22] only because this model is "
+        "deterministic; with sampling the regenerated tokens could differ from those already streamed.",
+        "Keep a preempted row's generated tokens and, when it is readmitted, prefill prompt + generated tokens.",
+        PREEMPTION,
     ),
 }

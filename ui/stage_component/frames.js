@@ -37,6 +37,15 @@ class Frames {
       for (const cellStep of this.lastEmits(request, step, length)) this.stopAt.set(`${request}:${cellStep}`, step);
     }
     for (const held of this.bySlot) for (const o of held) if (o.how === 2) this.changesAt.add(o.last + 1);
+    this.prefillAt = new Map();  // "request:step" -> { tokens, computed }: a run with a pool or a budget
+    this.prefillsOf = raw.requests.map(() => []);
+    for (const [request, step, tokens, computed] of raw.prefills || []) {
+      this.prefillAt.set(`${request}:${step}`, { tokens, computed });
+      this.prefillsOf[request].push({ step, computed });
+    }
+    this.kv = raw.kv ? new KVPool(raw.kv) : null;
+    // Chunked prefill: some cell reads "prefill 1,527/4,000" (it gets no token): the grid is wider.
+    this.chunked = (raw.prefills || []).some(([request, step]) => this.tokenAt(request, step) === null);
     this.busy = raw.busy;
     this.columns = this.displayColumns();
   }
@@ -95,6 +104,15 @@ class Frames {
     return runs[i].offset + Math.min(step - runs[i].first + 1, runs[i].count);
   }
 
+  // Tokens of the request in the KV cache after `step`: its last prefill's total, plus one a
+  // step it emitted at since (each step writes the token sampled the step before).
+  cached(request, step) {
+    const prefills = this.prefillsOf[request];
+    const i = bisectRight(prefills, step, (p) => p.step) - 1;
+    if (i < 0) return 0;
+    return prefills[i].computed + this.generatedBy(request, step) - this.generatedBy(request, prefills[i].step);
+  }
+
   // What slot `slot` shows at `step`, seen from `now` (markers of later events stay hidden).
   cell(slot, step, now) {
     const held = this.bySlot[slot];
@@ -107,15 +125,18 @@ class Frames {
     const key = `${o.request}:${step}`;
     const stopStep = this.stopAt.get(key);
     const leftEarly = o.how === 2 && step === o.last && now > step;
+    const token = this.tokenAt(o.request, step), generated = this.generatedBy(o.request, step);
     return {
       request: o.request,
-      token: this.tokenAt(o.request, step),
+      token,
       admitted: step === o.first,
       evicted: (o.how === 1 && step === o.last) || (leftEarly && !this.preempted.has(`${o.request}:${step + 1}`)),
       preempted: leftEarly && this.preempted.has(`${o.request}:${step + 1}`),
       stop: stopStep !== undefined && now >= stopStep,
       partial: this.partial.has(key),
-      generated: this.generatedBy(o.request, step),
+      generated,
+      prefill: this.prefillAt.get(key),  // with the tokens it is to hold: prompt and generated so far
+      target: this.requests[o.request].prompt + generated - (token === null ? 0 : 1),
     };
   }
 

@@ -17,7 +17,7 @@ function el(tag, className, text) {
 }
 
 class RunView {
-  // One run's grid, waiting queue and narration.
+  // One run's grid and, for a run with a KV pool, the pool under it.
   constructor(frames, label, parent) {
     this.frames = frames;
     this.root = el("div", "run");
@@ -27,16 +27,28 @@ class RunView {
     parent.appendChild(this.root);
     this.first = -1;  // the first display column on the page
     this.shown = -1;  // the column drawn as "now"
+    this.selected = null;  // the request whose block table the pool panel shows (a click picks it)
+    this.poolView = frames.kv ? new PoolView(frames, this.root, (request) => this.select(request)) : null;
+    this.grid.onclick = (event) => {
+      const cell = event.target.closest(".cell");
+      if (cell && cell.dataset.request !== undefined) this.select(Number(cell.dataset.request));
+    };
+  }
+
+  select(request) {
+    this.selected = request;
+    if (this.poolView) this.poolView.render(this.at, request);
   }
 
   layout(projector, availableHeight) {
     const slots = this.frames.slots;
     this.dense = slots > DENSE_SLOTS;
     const unit = projector ? 24 : 14;
-    const natural = this.dense ? 14 : unit * 2.7;
+    const natural = this.dense ? 14 : unit * (this.frames.chunked ? 3.4 : 2.7);  // (chunked: "prefill" over "x/y")
     const row = Math.max(4, Math.min(natural, (availableHeight - 2 * unit) / slots - 2));
     this.grid.style.setProperty("--row", `${row}px`);
     this.grid.classList.toggle("dense", this.dense);  // colour only: narrow columns, a step number every 5th
+    this.grid.classList.toggle("wide", this.frames.chunked && !this.dense);  // room for "prefill 1,527/4,000"
     const cell = parseFloat(getComputedStyle(this.grid).getPropertyValue("--cell")) || 58;
     const width = this.root.clientWidth || 800;
     this.perPage = Math.max(4, Math.floor((width - 5 * unit) / (cell + 2)));
@@ -54,7 +66,9 @@ class RunView {
 
   render(step, force) {
     const f = this.frames;
-    const column = f.columnOf(Math.min(step, f.steps - 1));
+    this.at = Math.min(step, f.steps - 1);
+    if (this.poolView) this.poolView.render(this.at, this.selected);
+    const column = f.columnOf(this.at);
     const first = this.pageOf(column);
     if (force || first !== this.first) {
       this.first = first;
@@ -124,6 +138,7 @@ class RunView {
 
   blank(cell, className, title) {
     cell.className = className;
+    delete cell.dataset.request;
     cell.firstChild.textContent = "";
     cell.lastChild.textContent = "";
     cell.title = title || "";
@@ -151,11 +166,15 @@ class RunView {
     if (f.faults.has(step)) classes.push("fault");
     if (info.token === null) classes.push("prefill");
     cell.className = classes.join(" ") + here;
-    const id = f.label(info.request);
+    cell.dataset.request = String(info.request);
+    const id = f.label(info.request), prefill = info.prefill;
+    const progress = prefill && `prefill ${prefill.computed.toLocaleString("en")}/${info.target.toLocaleString("en")}`;
     cell.firstChild.textContent = this.dense ? "" : id;
-    cell.lastChild.textContent = this.dense ? "" : (info.token === null ? "…" : f.tokenText(info.token));
-    const what = info.token === null ? "no token at this step (prefill under way)"
-      : `token ${info.token}${f.words[String(info.token)] ? ` (${f.words[String(info.token)]})` : ""}, position ${info.generated - 1}`;
+    cell.lastChild.textContent = this.dense ? "" : info.token !== null ? f.tokenText(info.token) : progress || "…";
+    const computed = prefill && `${progress}: ${prefill.tokens.toLocaleString("en")} tokens computed at this step`;
+    const what = (info.token === null ? `no token at this step (${computed || "prefill under way"})`
+      : `token ${info.token}${f.words[String(info.token)] ? ` (${f.words[String(info.token)]})` : ""}, position ${info.generated - 1}`)
+      + (info.token !== null && prefill ? ` · ${computed}` : "");
     const marks = [info.admitted && "admitted", info.evicted && "evicted", info.preempted && "preempted next step",
       info.stop && "stop matched", info.partial && !info.stop && "a stop sequence part-way matched"].filter(Boolean);
     cell.title = `slot ${slot} · step ${step}: request ${id} · ${what}${marks.length ? ` · ${marks.join(", ")}` : ""}`;
@@ -209,13 +228,22 @@ class Stage {
       this.root.classList.toggle("projector", projector);
       if (data.id === this.id) this.relayout();
     }
-    if (data.id === this.id) return;  // the same run: keep playing where we are
+    if (data.id !== this.id && !this.load(data, trigger)) return;  // (the same run: keep playing where we are)
+    this.hold(data.limit ?? null, data.goto ?? null);
+  }
+
+  // A new run: its frames (sent now, or kept from before), its views and its clock. False if
+  // the browser no longer has its frames (Python sends them again on the next run).
+  load(data, trigger) {
     if (data.runs) {
       FRAMES.delete(data.id);
       FRAMES.set(data.id, data.runs.map((raw) => new Frames(raw)));
       while (FRAMES.size > KEEP_RUNS) FRAMES.delete(FRAMES.keys().next().value);
     }
-    if (!FRAMES.has(data.id)) return trigger("missing", data.id);  // Python sends them on the next run
+    if (!FRAMES.has(data.id)) {
+      trigger("missing", data.id);
+      return false;
+    }
     this.pause(false);
     this.id = data.id;
     this.views = [];
@@ -230,8 +258,35 @@ class Stage {
     this.slider.max = String(this.clock.length - 1);
     this.speed.value = String(data.speed);
     this.position = Math.max(0, this.clock.findLastIndex((step) => step <= (data.start || 0)));
+    this.limit = null;
+    this.goto = data.goto ?? null;  // a new run starts at `start`, not at an old reveal
     this.relayout();
     if (this.step !== data.start) this.reportNow();  // inside an idle stretch: its column's first step
+    return true;
+  }
+
+  // Predict, then reveal: while a prediction is open the stage shows no step at or after
+  // `limit` (null: nothing is hidden; 0: no step at all), whatever plays, steps or scrubs. A
+  // new `goto` ([the prediction's key, its step], once the learner has answered it) moves the
+  // stage to that step.
+  hold(limit, goto) {
+    this.limit = limit;
+    this.root.classList.toggle("veiled", limit === 0);
+    this.slider.max = String(this.lastPosition());
+    if (goto !== null && goto[0] !== this.goto?.[0]) {
+      this.goto = goto;
+      this.pause(false);
+      this.go(Math.max(0, this.clock.findLastIndex((step) => step <= goto[1])), true);
+    } else if (this.position > this.lastPosition()) {
+      this.pause(false);
+      this.go(this.lastPosition(), true);
+    }
+    this.show(true);
+  }
+
+  lastPosition() {
+    const last = this.clock.length - 1;
+    return this.limit === null ? last : Math.max(0, this.clock.findLastIndex((step) => step < this.limit));
   }
 
   relayout() {
@@ -258,7 +313,8 @@ class Stage {
     const last = this.clock[this.clock.length - 1];
     const column = this.runs[0].columns[this.runs[0].columnOf(step)];
     this.where.textContent = `Step ${step.toLocaleString("en")} of ${last.toLocaleString("en")}`
-      + (this.runs.length === 1 && column.idle ? ` · idle until step ${(column.last + 1).toLocaleString("en")}` : "");
+      + (this.runs.length === 1 && column.idle ? ` · idle until step ${(column.last + 1).toLocaleString("en")}` : "")
+      + (this.limit !== null ? ` · answer the prediction to see step ${this.limit.toLocaleString("en")}` : "");
     this.buttons.play.textContent = this.playing ? "⏸ Pause" : "▶ Play";
     this.renderSide(step);
     if (animate) this.fly(before, step);
@@ -276,6 +332,7 @@ class Stage {
       for (const request of waiting.slice(0, 60)) {
         const chip = el("span", `chip k${frames.colour(request)}`, frames.label(request));
         chip.dataset.request = String(request);
+        if (frames.kv) chip.onclick = () => this.views[i].select(request);
         queue.appendChild(chip);
       }
       if (waiting.length > 60) queue.appendChild(el("span", "", `and ${waiting.length - 60} more`));
@@ -317,7 +374,7 @@ class Stage {
   }
 
   go(position, fromUser) {
-    const clamped = Math.max(0, Math.min(position, this.clock.length - 1));
+    const clamped = Math.max(0, Math.min(position, this.lastPosition()));
     if (clamped === this.position && !fromUser) return;
     this.position = clamped;
     this.show(false);
@@ -328,12 +385,12 @@ class Stage {
     if (action === "play") return this.playing ? this.pause() : this.play();
     this.pause(false);
     const moves = { home: -Infinity, prev: -1, next: 1, end: Infinity };
-    const target = action === "home" ? 0 : action === "end" ? this.clock.length - 1 : this.position + moves[action];
+    const target = action === "home" ? 0 : action === "end" ? this.lastPosition() : this.position + moves[action];
     this.go(target, true);
   }
 
   play() {
-    if (this.position >= this.clock.length - 1) this.go(0, false);  // Play at the end starts over
+    if (this.position >= this.lastPosition()) this.go(0, false);  // Play at the end starts over
     this.playing = true;
     this.last = performance.now();
     this.credit = 0;
@@ -346,7 +403,7 @@ class Stage {
         const steps = Math.floor(this.credit);
         this.credit -= steps;
         this.go(this.position + steps, false);
-        if (this.position >= this.clock.length - 1) return this.pause();
+        if (this.position >= this.lastPosition()) return this.pause();
       }
       this.frame = requestAnimationFrame(tick);
     };

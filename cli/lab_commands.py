@@ -1,0 +1,102 @@
+"""`compare`, `sweep` and `replicas`: the commands that run one scenario several ways and print
+the figures side by side (or as one JSON object with `--json`)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+from engine.analysis.metrics import format_seconds
+from engine.lab.compare import (
+    COMPARED,
+    MEMORY_COMPARED,
+    MEMORY_CONFIGURATIONS,
+    compare,
+    continuous_speedup,
+    memory_speedups,
+)
+from engine.lab.replicas import contrast, run_summary
+from engine.lab.sweep import DEFAULT_BATCH_SIZES, knee, sweep
+
+from .options import cost_of, formatted, progress, scenario_of
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    scenario = scenario_of(args)
+    cost = cost_of(args, scenario)
+    results = compare(scenario, cost, progress=progress)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print(f"{scenario.name}: {scenario.title} (batch_size {scenario.engine.batch_size})")
+    columns = [COMPARED] + ([MEMORY_COMPARED] if "continuous-paged" in results else [])
+    for shown in columns:  # the memory figures as a second table, for the memory configurations
+        names = list(results) if shown is COMPARED else list(MEMORY_CONFIGURATIONS)
+        print(f"{'configuration':<18}" + "".join(f"{head:>16}" for head in shown.values()))
+        for name in names:
+            print(f"{name:<18}" + "".join(f"{formatted(c, results[name][c]):>16}" for c in shown))
+    speedup = continuous_speedup(results)
+    print(f"continuous / static throughput (ragged): {_ratio(speedup)}")
+    for name, ratio in memory_speedups(results).items():
+        print(f"continuous-paged / {name} throughput: {_ratio(ratio)}")
+    return 0
+
+
+def sweep_command(args: argparse.Namespace) -> int:
+    scenario = scenario_of(args)
+    sizes = args.batch_sizes or scenario.sweep or DEFAULT_BATCH_SIZES
+    points = sweep(scenario, sizes, cost_of(args, scenario))
+    if args.json:
+        print(json.dumps({"points": [dataclasses.asdict(p) for p in points], "knee": knee(points)}, indent=2))
+        return 0
+    print(f"{scenario.name}: {scenario.title} (closed loop: as many clients as slots)")
+    print(f"{'batch size':>10}{'throughput':>16}{'E2E p50':>12}{'E2E p99':>12}{'TPOT p50':>12}{'model calls':>13}")
+    for p in points:
+        print(
+            f"{p.batch_size:>10}{formatted('throughput_tokens_per_s', p.throughput_tokens_per_s):>16}"
+            f"{format_seconds(p.e2e_p50_s):>12}{format_seconds(p.e2e_p99_s):>12}"
+            f"{format_seconds(p.tpot_p50_s):>12}{p.model_calls:>13,}"
+        )
+    bend = knee(points)
+    print(f"knee: {bend} slots" if bend else "knee: none (throughput keeps up with latency at every step)")
+    return 0
+
+
+REPLICA_COLUMNS = {  # run_summary's figures, with their headings
+    "peak_replicas": "replicas",
+    "replica_steps": "replica-steps",
+    "max_queue": "max queue",
+    "mean_utilization": "utilisation",
+    "tokens_per_step": "tokens/step",
+    "latency_p50_steps": "p50 steps",
+    "latency_p99_steps": "p99 steps",
+}
+
+
+def replicas_command(args: argparse.Namespace) -> int:
+    scenario = scenario_of(args)
+    runs = contrast(scenario)
+    figures = {name: run_summary(run) | {"scaling": run.scaling} for name, run in runs.items()}
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    print(f"{scenario.name}: {scenario.title} (steps on one clock; latency from arrival to delivery)")
+    print(f"{'autoscaler':<14}" + "".join(f"{head:>15}" for head in REPLICA_COLUMNS.values()))
+    for name, row in figures.items():
+        cells = [
+            f"{row[c]:.0%}"
+            if c == "mean_utilization"
+            else f"{row[c]:,.1f}"
+            if isinstance(row[c], float)
+            else f"{row[c]:,}"
+            for c in REPLICA_COLUMNS
+        ]
+        print(f"{name:<14}" + "".join(f"{cell:>15}" for cell in cells))
+        if row["scaling"]:
+            print("  " + ", ".join(f"step {step}: {'+1' if change > 0 else '-1'}" for step, change in row["scaling"]))
+    return 0
+
+
+def _ratio(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "- (no tokens were generated)"

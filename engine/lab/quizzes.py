@@ -1,0 +1,76 @@
+"""A scenario's `[[quiz]]` tables: predictions the app asks before it shows a step.
+
+Each table is read and checked like every other field (errors name `quiz[1].request`),
+and only names what to ask: `question(...)` in `engine/analysis/quiz.py` computes the
+options, the answer and the explanation from the run's log. A question that does not fit
+the run (say, the request is not admitted at that step) is a `ScenarioError` naming the
+field too, raised when the run's questions are built (`questions`).
+
+    [[quiz]]
+    ask = "Which slot does C take?"
+    kind = "slot"
+    request = "C"
+    step = 1          # optional for slot, delivered, reason, preempted
+    why = "The lowest free slot is refilled first."   # optional, added to the explanation
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..analysis.quiz import KINDS, Question, QuizError, question
+from .limits import MAX_STEPS
+from .toml_reader import ScenarioError, Table
+
+if TYPE_CHECKING:
+    from ..analysis.replay import Replay
+    from .scenario_types import Scenario
+
+ENGINE_NAME = re.compile(r"r[0-9]{1,9}")  # how the engine names a request without an id
+MAX_QUIZZES = 50  # [[quiz]] tables in one scenario
+
+
+@dataclass(frozen=True)
+class Quiz:
+    ask: str  # the question, as the learner reads it
+    kind: str  # one of KINDS
+    step: int | None = None  # asked before this step; None: the request's own event decides
+    request: str | None = None
+    why: str = ""  # the teacher's reason, shown after the answer
+
+
+def parse_quizzes(top: Table, named: set[str | None], unnamed: int) -> tuple[Quiz, ...]:
+    """The checked `[[quiz]]` tables; `named` holds the requests' own ids, and `unnamed` requests
+    are named by the engine (r0, r1, ...)."""
+    quizzes = []
+    for t in top.tables("quiz", MAX_QUIZZES) if top.has("quiz") else []:
+        kind = t.str("kind", choices=tuple(KINDS))
+        step = t.int("step", None, minimum=0, maximum=MAX_STEPS)
+        if step is None and KINDS[kind].default_step is None:
+            if kind != "steps":
+                raise t.fail("step", f"is required for kind {kind!r}")
+            step = 0
+        request = t.str("request") if KINDS[kind].request else None
+        if request is not None and not (request in named or unnamed and ENGINE_NAME.fullmatch(request)):
+            raise t.fail("request", f"is not a request of this scenario (its ids: {_ids(named, unnamed)})", request)
+        quizzes.append(Quiz(t.str("ask"), kind, step, request, t.str("why", "")))
+        t.check_no_unknown_keys()
+    return tuple(quizzes)
+
+
+def questions(scenario: Scenario, replay: Replay) -> list[Question]:
+    """The scenario's questions about this run, in file order; ScenarioError naming `quiz[i].field`."""
+    out = []
+    for i, quiz in enumerate(scenario.quizzes):
+        try:
+            out.append(question(replay, quiz.kind, quiz.step, quiz.request))
+        except QuizError as exc:
+            raise ScenarioError(f"{scenario.source}: quiz[{i}].{exc.field}: {exc}") from None
+    return out
+
+
+def _ids(named: set[str | None], unnamed: int) -> str:
+    shown = sorted((i for i in named if i is not None), key=lambda i: (len(i), i))[:8]
+    return ", ".join(shown + (["r0, r1, ..."] if unnamed else []))

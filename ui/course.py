@@ -1,0 +1,171 @@
+"""The course in the app: lesson labels, predictions asked before their steps, and scores.
+
+A lesson's predictions (`[[quiz]]`, answered from the run's log by `engine/lab/quizzes.py`)
+are asked one at a time, earliest step first, above the stage. Until a prediction is
+checked, the stage shows no step at or after the one it asks about (`cap`); its widget is keyed
+`quiz_<lesson>_<n>` (the scenario name with `-` written `_`, and n counting from 1) and its
+Check button `check_<lesson>_<n>`. Whether each was right is kept in session state, so a
+chapter's score ("2/5 right") survives moving between lessons. A link that opens a step
+(`?lesson=...&step=7`) skips the lesson's predictions up to that step, so old deep links
+still show what they showed; the "Predict first" switch turns predictions off.
+
+The cap holds the session's step, the batch view, the URL, the Timeline and Metrics
+cursors, and the stage, whose play, step and scrub stop short of it in the browser
+(`render_stage(limit=...)`); the Timeline's bars and the Event log still show the whole run.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.analysis.quiz import Question, grade
+from engine.lab.course import Course, load_course
+from engine.lab.quizzes import Quiz, questions
+from engine.lab.toml_reader import ScenarioError
+from ui.runs import Run
+
+RESULTS = "quiz_results"  # session state: widget key -> answered right
+GIVEN = "quiz_given"  # session state: widget key -> the answer checked
+LAST_CHECKED = "quiz_last"  # session state: the widget key checked last (its verdict is shown)
+
+
+def course() -> Course:
+    """The built-in course; a broken course.toml is a message on the page, not a traceback."""
+    try:
+        return load_course()
+    except ScenarioError as exc:
+        st.error(str(exc))
+        st.stop()
+
+
+def lesson_label(name: str) -> str:
+    lesson = course().lesson(name)
+    return lesson.label if lesson is not None else name
+
+
+def quiz_key(lesson: str, n: int) -> str:
+    return f"quiz_{lesson.replace('-', '_')}_{n}"
+
+
+def chapter_keys(chapter: int) -> list[str]:
+    """The widget keys of every prediction in chapter `chapter` (0-based), in course order."""
+    lessons = [lesson for lesson in course().lessons if lesson.chapter == chapter]
+    return [quiz_key(lesson.name, n) for lesson in lessons for n in range(1, lesson.quizzes + 1)]
+
+
+def chapter_score(chapter: int) -> tuple[int, int]:
+    """(right, predictions) over chapter `chapter`."""
+    results = st.session_state.get(RESULTS, {})
+    keys = chapter_keys(chapter)
+    return sum(results.get(key, False) for key in keys), len(keys)
+
+
+def before_cap(step: int, cap: int | None) -> int:
+    """`step`, held before the first step a prediction still hides (`cap`; None: nothing hidden)."""
+    return step if cap is None else min(step, max(cap - 1, 0))
+
+
+def remember_link(name: str) -> None:
+    """On a session's first run, note the step a link opened (its predictions up to there are skipped)."""
+    if "link" not in st.session_state:
+        step = st.session_state.get("step") if "step" in st.query_params else None
+        st.session_state.link = (name, step)
+
+
+def render_predictions(run: Run, lesson: str) -> int | None:
+    """Ask the lesson's next prediction and show the answered ones; return the first step not yet shown."""
+    scenario = run.scenario
+    if scenario is None or not scenario.quizzes or not st.session_state.get("predict", True):
+        return None
+    try:
+        asked = questions(scenario, run.replay)
+    except ScenarioError as exc:  # a file whose question does not fit its own run (settings drop the questions)
+        st.error(f"This file's predictions do not fit its run, so none is asked: {exc}")
+        return None
+    results = st.session_state.setdefault(RESULTS, {})
+    link_lesson, link_step = st.session_state.get("link", (None, None))
+    skip_to = link_step if link_lesson == lesson and link_step is not None else -1
+    answered, unanswered = [], []
+    for n, (quiz, q) in enumerate(zip(scenario.quizzes, asked), start=1):
+        key = quiz_key(lesson, n)
+        if key in results:
+            answered.append((key, quiz, q))
+        elif q.step > skip_to:
+            unanswered.append((key, quiz, q))
+    pending = min(unanswered, key=lambda asked: asked[2].step, default=None)  # the earliest step first
+    if answered:  # the one checked last
+        last = st.session_state.get(LAST_CHECKED)
+        _render_last(*next((a for a in answered if a[0] == last), answered[-1]))
+    if pending is not None:
+        _render_question(*pending)
+    right = sum(results[key] for key, _, _ in answered)
+    st.caption(f"This lesson: {right}/{len(asked)} right" + _chapter_caption(lesson))
+    return pending[2].step if pending is not None else None
+
+
+def _chapter_caption(lesson: str) -> str:
+    found = course().lesson(lesson)
+    if found is None:
+        return ""
+    right, total = chapter_score(found.chapter)
+    return f" · chapter {found.chapter + 1}: {right}/{total} right"
+
+
+def _render_question(key: str, quiz: Quiz, q: Question) -> None:
+    """The question, its answer widget and the Check button, on one compact row."""
+    with st.container(border=True):
+        ask, answer, check = st.columns([5, 4, 2], vertical_alignment="center")
+        ask.markdown(f"**Predict** (before step {q.step}): {quiz.ask}")
+        if q.options is None:
+            answer.number_input(
+                "Your answer",
+                min_value=0,
+                value=None,
+                step=1,
+                key=key,
+                placeholder="a number",
+                label_visibility="collapsed",
+            )
+        else:
+            answer.radio("Your answer", q.options, index=None, key=key, horizontal=True, label_visibility="collapsed")
+        check.button(
+            "Check prediction",
+            key=key.replace("quiz_", "check_", 1),
+            on_click=_check,
+            args=(key, q),
+            disabled=st.session_state.get(key) is None,
+        )
+
+
+def _check(key: str, q: Question) -> None:
+    given = st.session_state.get(key)
+    st.session_state.setdefault(RESULTS, {})[key] = grade(q, given)
+    st.session_state.setdefault(GIVEN, {})[key] = given
+    st.session_state[LAST_CHECKED] = key
+    st.session_state.step = q.step  # the answered step is shown next
+    st.session_state.revealed = (key, q.step)  # and a stage already on the page moves there
+
+
+def _render_last(key: str, quiz: Quiz, q: Question) -> None:
+    """The last checked prediction: right or wrong, and why (the fact, the teacher's why, the step's narration)."""
+    right = st.session_state[RESULTS][key]
+    given = st.session_state.get(GIVEN, {}).get(key)
+    verdict = "Right." if right else f"Not quite: you said {given}, the answer is {q.answer}."
+    fact, *narration = q.explanation
+    text = f"{quiz.ask} **{verdict}** {fact} {quiz.why}".strip()
+    if narration:
+        text += f"\n\nStep {q.step}: " + " ".join(narration)
+    (st.success if right else st.error)(text, icon=":material/check_circle:" if right else ":material/cancel:")
+
+
+def render_scores() -> None:
+    """Every chapter with a prediction checked, and its score (for the sidebar)."""
+    results = st.session_state.get(RESULTS, {})
+    if not results:
+        return
+    lines = [
+        f"{i + 1}. {chapter.title}: {'{}/{}'.format(*chapter_score(i))} right"
+        for i, chapter in enumerate(course().chapters)
+        if any(key in results for key in chapter_keys(i))
+    ]
+    st.caption("Your predictions\n\n" + "\n\n".join(lines))

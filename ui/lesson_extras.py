@@ -1,0 +1,34 @@
+"""What some lessons show beside the stage, under their text: how real servers differ, and
+the lessons whose point is not one run (a batch-size sweep, replicas behind a router, the
+running-table invariant checked on the correct engine and on the crossed-results bug).
+
+Each view is drawn only for a scenario that asks for it (`[[real_servers]]`, `[sweep]`,
+`[replicas]`; the invariant for its own lesson), in an expander that a projector's screen
+starts closed.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.lab.scenario import Scenario
+from ui.invariant_view import render_invariant
+from ui.real_servers import render_callouts
+from ui.replicas_view import render_replicas
+from ui.sweep_view import render_sweep
+
+INVARIANT_LESSON = "running-equals-active-slots"
+
+
+def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool) -> None:
+    """The views `scenario` asks for; `lesson` is its built-in name (None: an uploaded file)."""
+    render_callouts(scenario, expanded=not projector)
+    views = [
+        (scenario.sweep is not None, "Throughput and latency against the batch size", render_sweep),
+        (scenario.replicas is not None, "Replicas behind a router: the autoscaling signal", render_replicas),
+        (lesson == INVARIANT_LESSON, "The running table, checked at every step", render_invariant),
+    ]
+    for wanted, title, render in views:
+        if wanted:
+            with st.expander(title, expanded=not projector):
+                render(scenario)

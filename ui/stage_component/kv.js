@@ -1,0 +1,79 @@
+// The KV pool at any step, rebuilt in the browser from the frames' `kv.ops`
+// (engine/analysis/kv_frames.py has their format). No DOM here.
+// Moving forward applies the ops since the last step shown; moving back restores the
+// checkpoint saved every CHECKPOINT_OPS op entries and applies forward from there, so a
+// jump anywhere costs at most that many entries.
+
+const CHECKPOINT_OPS = 64;
+
+class KVPool {
+  constructor(kv) {
+    this.blocks = kv.blocks;
+    this.blockSize = kv.block_size;
+    this.policy = kv.policy;
+    this.ops = kv.ops;
+    this.owner = new Int32Array(kv.blocks).fill(-1);  // block -> request holding it, -1 free
+    this.tables = new Map();  // request -> its block table (physical ids, logical order)
+    this.next = 0;  // the first ops entry not applied
+    this.hint = 0;  // no block below this id is free
+    this.checkpoints = [];  // [i]: the pool before ops entry i * CHECKPOINT_OPS
+  }
+
+  // Move the pool to `step` (as that step's model call saw it).
+  at(step) {
+    const target = bisectRight(this.ops, step, (entry) => entry[0]);
+    if (target < this.next) this.restore(Math.floor(target / CHECKPOINT_OPS));
+    while (this.next < target) {
+      if (this.next % CHECKPOINT_OPS === 0 && !this.checkpoints[this.next / CHECKPOINT_OPS]) this.save();
+      this.apply(this.ops[this.next++]);
+    }
+    return this;
+  }
+
+  apply(entry) {
+    for (let i = 1; i < entry.length; i++) {
+      const op = entry[i];
+      if (typeof op === "number") {
+        if (op < 0) this.free(~op); else this.take(op, this.lowest());
+      } else if (op.length === 2) {
+        for (let n = 0; n < op[1]; n++) this.take(op[0], this.lowest());
+      } else {
+        for (let n = 0; n < op[1]; n++) this.take(op[0], op[2] + n);
+      }
+    }
+  }
+
+  lowest() {
+    while (this.hint < this.blocks && this.owner[this.hint] !== -1) this.hint++;
+    return this.hint < this.blocks ? this.hint : -1;
+  }
+
+  take(request, block) {
+    if (block < 0 || block >= this.blocks) return;
+    this.owner[block] = request;
+    if (!this.tables.has(request)) this.tables.set(request, []);
+    this.tables.get(request).push(block);
+  }
+
+  free(request) {
+    for (const block of this.tables.get(request) || []) {
+      if (this.owner[block] !== request) continue;  // (taken by another since: a hand-made log)
+      this.owner[block] = -1;
+      this.hint = Math.min(this.hint, block);
+    }
+    this.tables.delete(request);
+  }
+
+  save() {
+    const tables = [...this.tables].map(([request, table]) => [request, table.slice()]);
+    this.checkpoints[this.next / CHECKPOINT_OPS] = { owner: this.owner.slice(), tables };
+  }
+
+  restore(index) {
+    const saved = this.checkpoints[index];
+    this.owner.set(saved.owner);
+    this.tables = new Map(saved.tables.map(([request, table]) => [request, table.slice()]));
+    this.next = index * CHECKPOINT_OPS;
+    this.hint = 0;
+  }
+}

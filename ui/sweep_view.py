@@ -1,0 +1,80 @@
+"""The batch-size sweep as one chart: throughput (left axis) and p50/p99 end-to-end latency (right
+axis) against the batch size, with the knee marked, and the figures as a table.
+
+The sweep itself is engine/lab/sweep.py (closed loop: as many clients as slots); it runs once per
+scenario and set of batch sizes, behind Streamlit's cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from engine.lab.scenario import Scenario
+from engine.lab.sweep import DEFAULT_BATCH_SIZES, SweepPoint, knee, sweep
+from ui import palette
+from ui.runs import Run
+
+THROUGHPUT, P50, P99 = palette.OVER_TIME["active rows"], palette.OVER_TIME["queue depth"], palette.EVICT
+
+
+@st.cache_data(max_entries=8, show_spinner="Running the sweep…")
+def cached_sweep(digest: str, _scenario: Scenario, batch_sizes: tuple[int, ...]) -> list[SweepPoint]:
+    """`sweep(scenario, batch_sizes)`, keyed by the scenario's digest (a Scenario is not hashed)."""
+    return sweep(_scenario, batch_sizes)
+
+
+def sweep_figure(points: list[SweepPoint]) -> go.Figure:
+    sizes = [p.batch_size for p in points]
+    figure = go.Figure()
+    figure.add_scatter(
+        x=sizes, y=[p.throughput_tokens_per_s for p in points], name="throughput", line={"color": THROUGHPUT}
+    )
+    for name, values, colour in (
+        ("latency p50", [p.e2e_p50_s for p in points], P50),
+        ("latency p99", [p.e2e_p99_s for p in points], P99),
+    ):
+        seconds = [None if v is None else v * 1e3 for v in values]
+        figure.add_scatter(x=sizes, y=seconds, name=name, yaxis="y2", line={"color": colour, "dash": "dot"})
+    bend = knee(points)
+    if bend is not None:
+        figure.add_vline(x=bend, line={"color": palette.CURRENT, "dash": "dash"}, annotation_text=f"knee: {bend}")
+    figure.update_layout(
+        xaxis={"title": "batch size (slots)", "type": "log", "tickvals": sizes, "ticktext": [str(s) for s in sizes]},
+        yaxis={"title": "throughput (tokens/s)", "rangemode": "tozero"},
+        yaxis2={"title": "end-to-end latency (ms)", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        legend={"orientation": "h", "y": 1.12},
+        margin={"t": 40, "r": 60},
+        height=380,
+    )
+    return figure
+
+
+def sweep_table(points: list[SweepPoint]) -> pd.DataFrame:
+    frame = pd.DataFrame([dataclasses.asdict(p) for p in points])
+    for column in ("e2e_p50_s", "e2e_p99_s", "tpot_p50_s"):
+        frame[column.removesuffix("_s") + "_ms"] = frame.pop(column).astype(float) * 1e3
+    return frame.round(1)
+
+
+def render_sweep(run_or_scenario: Run | Scenario, batch_sizes: tuple[int, ...] | None = None) -> None:
+    """The chart and table for a scenario (or a run's scenario), at `batch_sizes` (default: the
+    scenario's `[sweep]`, else 1, 2, 4, ..., 256). A loaded log has no scenario: nothing to sweep."""
+    scenario = run_or_scenario.scenario if isinstance(run_or_scenario, Run) else run_or_scenario
+    if scenario is None:
+        st.caption("A loaded event log has no scenario to sweep.")
+        return
+    sizes = tuple(batch_sizes or scenario.sweep or DEFAULT_BATCH_SIZES)
+    digest = hashlib.sha256(repr(scenario).encode()).hexdigest()
+    try:
+        points = cached_sweep(digest, scenario, sizes)
+    except ValueError as exc:  # over a limit: one line, as everywhere
+        st.error(str(exc))
+        return
+    st.plotly_chart(sweep_figure(points), key="sweep_chart")
+    st.caption("Closed loop: as many clients as slots, each sending its next request when its last one is delivered.")
+    st.dataframe(sweep_table(points), key="sweep_table", hide_index=True)
