@@ -276,7 +276,10 @@ class Stage {
     if (goto !== null && goto[0] !== this.goto?.[0]) {
       this.goto = goto;
       this.pause(false);
-      this.go(Math.max(0, this.clock.findLastIndex((step) => step <= goto[1])), true);
+      this.go(Math.max(0, this.clock.findLastIndex((step) => step <= goto[1])), false);
+      // Reported at once, not after the usual pause: a report sent later could reach Python after
+      // the learner's next click (Next lesson) and carry the page's widgets as they were before it.
+      this.reportNow();
     } else if (this.position > this.lastPosition()) {
       this.pause(false);
       this.go(this.lastPosition(), true);
