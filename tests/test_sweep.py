@@ -142,3 +142,17 @@ def test_the_sweep_view_runs_standalone_with_both_axes():
     assert [trace["name"] for trace in chart["data"]] == ["throughput", "latency p50", "latency p99"]
     assert [trace.get("yaxis", "y") for trace in chart["data"]] == ["y", "y2", "y2"]
     assert chart["layout"]["yaxis2"]["overlaying"] == "y"
+
+
+def test_the_knee_line_and_its_label_sit_at_the_knee_on_the_log_axis():
+    import math
+
+    from engine.lab.scenario import resolve_scenario
+    from engine.lab.sweep import knee, sweep
+    from ui.sweep_view import sweep_figure
+
+    points = sweep(resolve_scenario("throughput-vs-latency"), (1, 2, 4, 8, 16, 32, 64))
+    layout = sweep_figure(points).layout
+    assert knee(points) == 32
+    assert (layout.shapes[0].x0, layout.shapes[0].x1) == (32, 32)  # a shape: data units
+    assert layout.annotations[0].x == math.log10(32) and layout.annotations[0].text == "knee: 32"  # log10 units

@@ -8,8 +8,6 @@ the pairs form fails for crossed results (engine/analysis/invariant.py says why)
 
 from __future__ import annotations
 
-import hashlib
-
 import pandas as pd
 import streamlit as st
 
@@ -17,6 +15,7 @@ from engine.analysis.invariant import SlotCheck, check_slot_mapping
 from engine.lab.scenario import Scenario
 from engine.lab.simulate import simulate
 from engine.practice.zoo import CrossedResults
+from ui.runs import scenario_digest
 
 
 @st.cache_data(max_entries=8, show_spinner="Running both engines…")
@@ -62,8 +61,7 @@ def verdict(checks: list[SlotCheck]) -> str:
 
 def render_invariant(scenario: Scenario) -> None:
     """The check for both engines, as two sentences and the step-by-step table."""
-    digest = hashlib.sha256(repr(scenario).encode()).hexdigest()
-    correct, crossed = invariant_checks(digest, scenario)
+    correct, crossed = invariant_checks(scenario_digest(scenario), scenario)
     st.markdown(
         "**set(running.items()) == {(active slot, request credited with its answer)}**  \n"
         f"The engine: {verdict(correct)}.  \nCrossed results: {verdict(crossed)}."

@@ -4,8 +4,6 @@ one clock, and the figures as a table. The simulation is engine/lab/replicas.py.
 
 from __future__ import annotations
 
-import hashlib
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -14,7 +12,7 @@ from plotly.subplots import make_subplots
 from engine.lab.replicas import ReplicaRun, contrast, run_summary
 from engine.lab.scenario import Scenario
 from ui import palette
-from ui.runs import Run
+from ui.runs import Run, scenario_digest
 
 COLOURS = {"one replica": palette.EVICT, "queue depth": palette.ADMIT, "utilization": palette.STOP_MATCH}
 PANELS = (("queue_depth", "requests waiting"), ("utilization", "busy slots"), ("replicas", "replicas started"))
@@ -61,7 +59,7 @@ def render_replicas(run_or_scenario: Run | Scenario) -> None:
         st.caption("A loaded event log has no scenario to run on replicas.")
         return
     try:
-        runs = cached_contrast(hashlib.sha256(repr(scenario).encode()).hexdigest(), scenario)
+        runs = cached_contrast(scenario_digest(scenario), scenario)
     except ValueError as exc:  # over a limit: one line, as everywhere
         st.error(str(exc))
         return

@@ -116,6 +116,11 @@ def parse_stop_sequences(text: str) -> tuple[tuple[int, ...], ...]:
     return tuple(sequences)
 
 
+def scenario_digest(scenario: Scenario) -> str:
+    """A key for Streamlit's caches, which cannot hash a Scenario (its fields are plain values)."""
+    return hashlib.sha256(repr(scenario).encode()).hexdigest()
+
+
 def apply_overrides(scenario: Scenario, o: Overrides) -> Scenario:
     """The scenario with the sidebar's settings. A run they change loses the lesson's captions
     and predictions, which were written for the lesson's own run (the generated narration says

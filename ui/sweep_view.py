@@ -8,7 +8,7 @@ scenario and set of batch sizes, behind Streamlit's cache.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import math
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -17,7 +17,7 @@ import streamlit as st
 from engine.lab.scenario import Scenario
 from engine.lab.sweep import DEFAULT_BATCH_SIZES, SweepPoint, knee, sweep
 from ui import palette
-from ui.runs import Run
+from ui.runs import Run, scenario_digest
 
 THROUGHPUT, P50, P99 = palette.OVER_TIME["active rows"], palette.OVER_TIME["queue depth"], palette.EVICT
 
@@ -42,7 +42,11 @@ def sweep_figure(points: list[SweepPoint]) -> go.Figure:
         figure.add_scatter(x=sizes, y=seconds, name=name, yaxis="y2", line={"color": colour, "dash": "dot"})
     bend = knee(points)
     if bend is not None:
-        figure.add_vline(x=bend, line={"color": palette.CURRENT, "dash": "dash"}, annotation_text=f"knee: {bend}")
+        figure.add_vline(x=bend, line={"color": palette.CURRENT, "dash": "dash"})
+        # (on a log axis an annotation's x is in log10 units, unlike a shape's: else the axis stretches to 10**bend)
+        figure.add_annotation(
+            x=math.log10(bend), y=1, yref="paper", text=f"knee: {bend}", showarrow=False, yanchor="bottom"
+        )
     figure.update_layout(
         xaxis={"title": "batch size (slots)", "type": "log", "tickvals": sizes, "ticktext": [str(s) for s in sizes]},
         yaxis={"title": "throughput (tokens/s)", "rangemode": "tozero"},
@@ -69,7 +73,7 @@ def render_sweep(run_or_scenario: Run | Scenario, batch_sizes: tuple[int, ...] |
         st.caption("A loaded event log has no scenario to sweep.")
         return
     sizes = tuple(batch_sizes or scenario.sweep or DEFAULT_BATCH_SIZES)
-    digest = hashlib.sha256(repr(scenario).encode()).hexdigest()
+    digest = scenario_digest(scenario)
     try:
         points = cached_sweep(digest, scenario, sizes)
     except ValueError as exc:  # over a limit: one line, as everywhere

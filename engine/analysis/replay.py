@@ -77,7 +77,11 @@ class Replay:
         self._occupancy, self._starts = _occupancies(log, steps, kinds, slots, requests)
         self._queue = _queue_intervals(steps, kinds, slots, requests)  # (request, from, until, order key) arrays
         priorities = [info.priority for info in log.requests]
-        self._priority = np.array(priorities, np.int64) if any(priorities) else None  # None: FIFO
+        if any(priorities):  # the order key ranks (priority, place in line), as the engine's queue does
+            request, start, until, order = self._queue
+            rank = np.empty_like(order)
+            rank[np.lexsort((order, np.array(priorities, np.int64)[request]))] = np.arange(len(order))
+            self._queue = (request, start, until, rank)
         self.kv = KVReplay(log, steps, kinds, requests) if log.config.memory else None
         emits = np.flatnonzero(kinds == EventKind.EMIT)
         order = emits[np.argsort(requests[emits], kind="stable")]
@@ -112,11 +116,7 @@ class Replay:
     def waits(self) -> list[tuple[int, int, int, int]]:
         """Every stretch a request waited: (request, from step, until step, place in the queue: lower
         first). With priorities the place ranks (priority, place in line), as the queue does."""
-        request, start, until, order = self._queue
-        if self._priority is not None:
-            order = np.empty_like(order)
-            order[np.lexsort((self._queue[3], self._priority[request]))] = np.arange(len(order))
-        return [tuple(map(int, row)) for row in zip(request, start, until, order)]
+        return [tuple(map(int, row)) for row in zip(*self._queue)]
 
     def busy_steps(self) -> np.ndarray:
         """The steps that have events (the others are idle: the engine's clock jumped over them)."""
@@ -142,10 +142,7 @@ class Replay:
         slots = tuple(self._slot(slot, step, matches, reasons) for slot in range(log.config.batch_size))
         request, start, until, order = self._queue
         waiting = np.flatnonzero((start <= step) & (until > step))
-        if self._priority is None:
-            queued = request[waiting[np.argsort(order[waiting], kind="stable")]]
-        else:  # lower priority first, then the place in line (engine/core/priority_queue.py)
-            queued = request[waiting[np.lexsort((order[waiting], self._priority[request[waiting]]))]]
+        queued = request[waiting[np.argsort(order[waiting], kind="stable")]]
         free = None
         if self.kv is not None and log.config.kv_blocks is not None:
             free = self.kv.free_blocks([row.blocks for row in slots if row is not None])
