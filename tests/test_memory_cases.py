@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine import BatchInferenceEngine, CallbackError, ModelError
+from engine import BatchInferenceEngine, CallbackError, EventLog, ModelError
 from tests.helpers import FlakyModel, HashModel, ScriptModel
 
 FIELDS = ("token", "block", "blocks", "recompute", "tokens", "computed", "reason", "rows", "prefill_tokens")
@@ -51,6 +51,21 @@ def test_the_newest_row_is_preempted_goes_to_the_front_and_recomputes_its_tokens
         (5, "kv_free", 0, "B", "blocks=2"),
     ]
     assert engine.event_log.outputs() == {"A": [1, 11, 12, 13, 14], "B": [2, 21, 22, 23, 24]}
+
+
+def test_a_preempted_rows_positions_run_on_across_its_two_stints():
+    engine = two_rows_three_blocks()
+    engine.run()
+    log = engine.event_log
+    assert [(e.step, e.position) for e in log if e.kind == "emit" and e.request_id == "B"] == [
+        (0, 0),
+        (1, 1),
+        (4, 2),  # readmitted at step 4, it goes on from its third token
+        (5, 3),
+    ]
+    frame = log.to_dataframe()
+    assert frame[(frame.kind == "emit") & (frame.request_id == "B")].position.tolist() == [0, 1, 2, 3]
+    assert EventLog.from_jsonl(log.to_jsonl()) == log  # JSON Lines writes positions; loading stores them alike
 
 
 def test_a_preempted_request_goes_back_to_the_front_of_the_queue():

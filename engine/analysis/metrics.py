@@ -47,18 +47,23 @@ def format_seconds(value: float | None) -> str:
 
 
 def _columns(log: EventLog):
+    """step, kind, request, a, b as int64 arrays, with each emit's b its prefix length after the token."""
     n = len(log)
     if not n:
         empty = np.zeros(0, np.int64)
         return empty, empty, empty, empty, empty
     as_int = lambda column, dtype: np.frombuffer(column, dtype=dtype).astype(np.int64)  # noqa: E731
-    return (
+    step, kind, request, a, b = (
         as_int(log.step, np.int32),
         as_int(log.kind, np.int8),
         as_int(log.request, np.int32),
         as_int(log.a, np.int64),
         as_int(log.b, np.int32),
     )
+    emits = kind == EventKind.EMIT
+    prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
+    b[emits] = prompt_len[request[emits]] + step[emits] - b[emits] + 1  # stored: step − position (events.py)
+    return step, kind, request, a, b
 
 
 def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:

@@ -67,7 +67,6 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
     events = np.arange(len(log)) if rows is None else rows
     is_ = {k: kind == k for k in EventKind}
     ids = np.array([info.request_id for info in log.requests] + [None], dtype=object)
-    prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
     calls = np.flatnonzero(is_[EventKind.MODEL_CALL])
     blobs = [log.call_mask(b[i]) for i in calls]
     masks = [mask_tuple(bits, log.config.batch_size) for bits, _ in blobs]
@@ -92,7 +91,7 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
             "slot": _int_column(slot, slot != NONE),
             "request_id": ids[np.where(request == NONE, len(log.requests), request)],
             "token": _int_column(a, is_[EventKind.EMIT]),
-            "position": _int_column(b - prompt_len[np.maximum(request, 0)] - 1, is_[EventKind.EMIT]),
+            "position": _int_column(step - b, is_[EventKind.EMIT]),
             "rows": _int_column(a, is_[EventKind.MODEL_CALL]),
             "padded_rows": _int_column(padded_rows, is_[EventKind.MODEL_CALL]),
             "active_mask": _object_column(n, calls, masks),

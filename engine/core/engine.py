@@ -258,9 +258,8 @@ class BatchInferenceEngine(EngineHooks):
                 self._step()
         finally:
             self._in_step = False
-        failures = self._outbox.take_failures()  # includes those of a step whose model call then failed
-        if failures:
-            raise CallbackError(failures)
+        if self._outbox.failures:  # includes those of a step whose model call then failed
+            raise CallbackError(self._outbox.take_failures())
         return True
 
     def _step(self) -> None:
@@ -357,31 +356,31 @@ class BatchInferenceEngine(EngineHooks):
         """
         scheduler = self._scheduler
         if scheduler.prefilling and (some := scheduler.rows_to_send()) is not None:
-            return _row_view(some)
-        if self._batch_version != scheduler.version:
-            self._batch_cache = _row_view(scheduler.running())
+            return _row_view(some, self.clock)
+        if self._batch_version != scheduler.version:  # (every row of a kept view emits every step)
+            self._batch_cache = _row_view(scheduler.running(), self.clock)
             self._batch_version = scheduler.version
         return self._batch_cache
 
     def _call_model(self, batch: Batch, plan: Plan) -> array:
         """Phase 4: one model call; a fault changes no row and raises ModelError. A step whose
         rows only prefill logs its call with 0 rows, and the model is not called."""
-        step, log, rows = self.clock, self.event_log, batch.rows
+        step, log, rows, config = self.clock, self.event_log, batch.rows, self.config
         prefill = plan.prefill_tokens() if self._memory else None
         if not rows:
             log.model_call(step, 0, 0, prefill)
             return array("q")
         try:
-            tokens = call_model(self._call, step, rows, batch.prefixes, self.batch_size, self.padded)
+            tokens = call_model(self._call, step, rows, batch.prefixes, config.batch_size, config.padded)
         except Exception as exc:
             log.error(step, NONE, NONE, str(exc))
             raise
-        log.model_call(step, self.batch_size if self.padded else len(rows), batch.mask, prefill)
+        log.model_call(step, config.batch_size if config.padded else len(rows), batch.mask, prefill)
         return tokens
 
-    def _postprocess(self, batch: Batch, tokens: array, plan: Plan) -> list[tuple[Sequence, FinishReason]]:
+    def _postprocess(self, batch: Batch, tokens: array, plan: Plan) -> list[tuple[Sequence, FinishReason, int | None]]:
         """Phase 5: the step's prefill work is done; append each row's token and check termination;
-        returns the finished rows.
+        returns the finished rows, each (row, reason, what matched: see `append_and_check`).
 
         SPEED: the emit events of the whole step are written column by column.
         """
@@ -391,10 +390,10 @@ class BatchInferenceEngine(EngineHooks):
             log.prefills(step, plan.work)
         ordered = self._answer_order(batch.rows)
         if ordered is not batch.rows:
-            batch = _row_view(ordered)
+            batch = _row_view(ordered, step)
         answers = tokens.tolist()
-        finished = append_and_check(batch.rows, answers, self.stop_token)
-        log.emits(step, batch.slots, batch.requests, tokens, list(map(len, batch.prefixes)))
+        finished = append_and_check(batch.rows, answers, self.config.stop_token)
+        log.emits(step, batch.slots, batch.requests, tokens, batch.starts)
         if self._streams:
             for seq, token in zip(batch.rows, answers):
                 if seq.on_token is not None:
@@ -402,15 +401,17 @@ class BatchInferenceEngine(EngineHooks):
         for seq, _, matched in finished:
             if matched is not None:
                 log.append(step, EventKind.STOP_MATCH, seq.slot, seq.log_index, matched)
-        return [(seq, reason) for seq, reason, _ in finished]
+        return finished
 
-    def _evict(self, finished: list[tuple[Sequence, FinishReason]]) -> None:
+    def _evict(self, finished: list[tuple[Sequence, FinishReason, int | None]]) -> None:
         """Phase 6: finished rows leave their slots; their callbacks are queued for delivery.
 
         SPEED: the step's evict and kv_free events are written a column at a time.
         """
+        if not finished:  # SPEED: most steps finish nobody
+            return
         events = []
-        for seq, reason in finished:
+        for seq, reason, _ in finished:
             events += self._finish(seq, reason)
         self.event_log.extend(self.clock, events)
 
@@ -437,14 +438,17 @@ class Batch(NamedTuple):
     prefixes: list[list[int]]  # each row's token list: the ragged batch, as the model gets it
     slots: array  # slot ids
     requests: array  # the rows' indices in the event log's request table
+    starts: array  # each row's step − position of its next token: the same every step it decodes in its slot
     mask: int  # bit i set: slot i sends a row
 
 
-def _row_view(rows: list[Sequence]) -> Batch:
+def _row_view(rows: list[Sequence], step: int) -> Batch:
+    """The batch of `rows` at `step`."""
     return Batch(
         rows,
         [seq.tokens for seq in rows],
         array("i", [seq.slot for seq in rows]),
         array("i", [seq.log_index for seq in rows]),
+        array("i", [step - len(seq.tokens) + seq.prompt_len for seq in rows]),
         sum(1 << seq.slot for seq in rows),
     )

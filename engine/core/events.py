@@ -12,7 +12,7 @@ hold the kind's own fields:
 | `arrive`     | -                              | -                             |
 | `admit`      | -                              | -                             |
 | `model_call` | rows sent                      | index of its blob: the active mask, or (mask, prefill tokens) |
-| `emit`       | token                          | prefix length after the token |
+| `emit`       | token                          | step − position               |
 | `stop_match` | stop sequence index, -1 = stop token | -                       |
 | `evict`      | `FinishReason` value           | -                             |
 | `error`      | -                              | index of the message blob     |
@@ -24,8 +24,11 @@ hold the kind's own fields:
 The last four, and `model_call`'s prefill tokens, appear only with a KV pool or a token
 budget (`EngineConfig.memory`), so a log without them reads exactly as before.
 
-An emit's position (0 = first generated token) is its `b` minus the prompt length minus
-one: the engine writes lengths because it can take them all at once with `map(len, ...)`.
+An emit's position (0 = first generated token) is its step minus its `b`. A row emits once
+a step from its first token to its eviction or preemption, so `b` stays the same while it
+decodes in its slot, and the engine copies a step's whole `b` column from its batch view
+instead of computing a value per token. Its prefix length after the token is
+prompt length + position + 1.
 
 A request's prompt, budget and stop sequences are stored once, in the request table,
 when it arrives. JSON Lines starts with one header line (the engine's `EngineConfig`, and
