@@ -28,7 +28,7 @@ def load(*lines: str) -> EventLog:
         (['{"step": 0, "kind": ["arrive"]}'], "line 2: kind: must be one of 'admit', 'arrive', "),
         (
             [ARRIVE, ADMIT, CALL, EMIT.replace('"position": 0', '"position": 2147483646')],
-            "line 5: position: is beyond what a 32-bit column holds, got 2147483646",
+            "line 5: position: expected position 0 for A, got 2147483646",
         ),
         (["[" * 100_000], "line 2: not valid JSON (nested too deeply)"),
         (['{"step": ' + "7" * 5000 + "}"], "line 2: not valid JSON (Exceeds the limit (4300 digits)"),

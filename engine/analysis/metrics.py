@@ -46,6 +46,11 @@ def format_seconds(value: float | None) -> str:
     return f"{value * 1e3:,.1f} ms" if value < 10 else f"{value:,.2f} s"
 
 
+def prompt_lengths(log: EventLog) -> np.ndarray:
+    """Each request's prompt length, by request index, and 0 for NONE (index -1)."""
+    return np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
+
+
 def _columns(log: EventLog):
     """step, kind, request, a, b as int64 arrays, with each emit's b its prefix length after the token."""
     n = len(log)
@@ -61,8 +66,7 @@ def _columns(log: EventLog):
         as_int(log.b, np.int32),
     )
     emits = kind == EventKind.EMIT
-    prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
-    b[emits] = prompt_len[request[emits]] + step[emits] - b[emits] + 1  # stored: step − position (events.py)
+    b[emits] = prompt_lengths(log)[request[emits]] + step[emits] - b[emits] + 1  # stored: step − position (events.py)
     return step, kind, request, a, b
 
 
@@ -79,7 +83,7 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
     busy = np.unique(step)
     row = np.searchsorted(busy, step)  # each event's row
     rows = len(busy)
-    prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
+    prompt_len = prompt_lengths(log)
     count = lambda mask, weights=None: np.bincount(row[mask], weights, minlength=rows)  # noqa: E731
     calls = kind == EventKind.MODEL_CALL
     rows_sent = count(calls, a[calls]).astype(np.int64)
@@ -190,7 +194,7 @@ def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.Data
 
     arrive = per_request(kind == EventKind.ARRIVE, step)
     admit = per_request(kind == EventKind.ADMIT, step)
-    prompt_len = np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
+    prompt_len = prompt_lengths(log)
     first = per_request((kind == EventKind.EMIT) & (b == prompt_len[request] + 1), step)
     evicts = kind == EventKind.EVICT
     finish = per_request(evicts, step)

@@ -30,6 +30,15 @@ class BlockManager:
         """Blocks that hold `tokens` tokens."""
         return -(-tokens // self.block_size)  # ceil, in integers
 
+    def check_fits(self, tokens: int) -> None:
+        """Refuse a request of `tokens` tokens (prompt + max_tokens) that the whole pool could never hold."""
+        need = self.blocks_for(tokens)
+        if need > self.num_blocks:
+            raise ValueError(
+                f"kv_blocks: prompt + max_tokens = {tokens:,} tokens need {need:,} blocks of "
+                f"{self.block_size}, but the pool has only {self.num_blocks:,}"
+            )
+
     def can_allocate(self, blocks: int) -> bool:
         return blocks <= self.num_free
 

@@ -153,24 +153,13 @@ class BatchInferenceEngine(EngineHooks):
             limit=self._limit,
             priority=priority,
         )
-        self._check_fits(seq)
+        if self._blocks is not None and seq.max_tokens:
+            self._blocks.check_fits(seq.prompt_len + seq.max_tokens)  # else it could never run
         self._submitted += 1
         self._streams += seq.on_token is not None
         self._live[request_id] = seq
         self._scheduler.add(seq)
         return request_id
-
-    def _check_fits(self, seq: Sequence) -> None:
-        """A request whose prompt + max_tokens could never fit in the whole KV pool is refused."""
-        if self._blocks is None or seq.max_tokens == 0:
-            return
-        tokens = seq.prompt_len + seq.max_tokens
-        need = self._blocks.blocks_for(tokens)
-        if need > self._blocks.num_blocks:
-            raise ValueError(
-                f"kv_blocks: prompt + max_tokens = {tokens:,} tokens need {need:,} blocks of "
-                f"{self.config.block_size}, but the pool has only {self._blocks.num_blocks:,}"
-            )
 
     def _fresh_id(self) -> str:
         """`r<submission number>`, skipping ids a caller already chose."""
@@ -223,7 +212,7 @@ class BatchInferenceEngine(EngineHooks):
             return self.clock
         arrival = scheduler.next_arrival()
         if scheduler.num_waiting:  # an empty static batch waits to fill: until it times out or someone arrives
-            wake = self._batch_fills_at()
+            wake = scheduler.batch_fills_at(self.clock, self._fill_timeout)
             return max(self.clock, wake if arrival is None else min(wake, arrival))
         return self.clock if arrival is None else max(self.clock, arrival)
 
@@ -315,7 +304,7 @@ class BatchInferenceEngine(EngineHooks):
         scheduler, log, step = self._scheduler, self.event_log, self.clock
         may_admit = self._may_admit(scheduler.num_running) and self._preempted_at != step
         if may_admit and self._fill_timeout is not None and not scheduler.num_running:
-            may_admit = self._batch_fills_at() <= step
+            may_admit = scheduler.batch_fills_at(step, self._fill_timeout) <= step
         plan = scheduler.schedule(step, may_admit)
         if scheduler.held:  # (only the zoo's idle-slot bug holds slots)
             scheduler.return_held_slots()
@@ -338,15 +327,6 @@ class BatchInferenceEngine(EngineHooks):
                 self._preempted_at = step
         log.extend(step, events)
         return plan
-
-    def _batch_fills_at(self) -> int:
-        """Static batching with a fill timeout: the first step at which an empty batch admits. Now, if
-        the queue can fill every slot; else when the oldest waiting request has waited `fill_timeout`
-        steps (the scan reads fewer than batch_size requests, once a step that the batch is empty)."""
-        scheduler = self._scheduler
-        if scheduler.num_waiting >= self.batch_size or not scheduler.num_waiting:
-            return self.clock
-        return min(seq.arrival_step for seq in scheduler.queued()) + self._fill_timeout
 
     def _build_batch(self) -> Batch:
         """Phase 3: the rows in slot order, with their token lists, slot ids and event-log indices.

@@ -295,10 +295,7 @@ def _load_event(log, line: _Line) -> None:
     elif kind is EventKind.ERROR:
         log.error(step, slot, request, line.str("message"))
     elif kind is EventKind.EMIT:
-        position = line.int("position", minimum=0, maximum=MAX_STEP)
-        if position + len(log.requests[request].prompt) + 1 > MAX_STEP:
-            raise line.fail("position", "is beyond what a 32-bit column holds")
-        log.emit(step, slot, request, line.token("token"), position)
+        log.emit(step, slot, request, line.token("token"), line.int("position", minimum=0, maximum=MAX_STEP))
     elif kind is EventKind.STOP_MATCH:
         index = line.int("sequence_index", minimum=-1)
         if index >= len(log.requests[request].stop_sequences):

@@ -90,6 +90,15 @@ class Scheduler:
             plan.actions.append(("admit", seq, seq.slot, ()))
         return plan
 
+    def batch_fills_at(self, now: int, fill_timeout: int) -> int:
+        """Static batching with a fill timeout: the first step at which an empty batch admits. `now`,
+        if the queue can fill every slot; else when the oldest waiting request has waited
+        `fill_timeout` steps (the scan reads fewer than batch_size requests, once a step that the
+        batch is empty)."""
+        if self.num_waiting >= len(self.slots) or not self.num_waiting:
+            return now
+        return min(seq.arrival_step for seq in self.queued()) + fill_timeout
+
     def head(self) -> Sequence | None:
         """The first WAITING request of the queue (cancelled ones before it are dropped), or None."""
         while self.num_waiting:
