@@ -6,6 +6,7 @@ test-artifacts/ — look at them.
 """
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser_support import (
     STAGE,
@@ -90,11 +91,16 @@ def test_an_uploaded_event_log_replays_without_the_engine(page, url, tmp_path):
 def test_choosing_another_scenario_resets_the_step(page, url):
     open_app(page, url, "?step=2")
     assert stage_step(page) == 2
-    page.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="3.2 Multi-token stop sequences, across steps and overlapping").click()
-    page.get_by_role("heading", name="3.2 Multi-token stop sequences, across steps and overlapping").wait_for(
-        timeout=15_000
-    )
+    lesson = "3.2 Multi-token stop sequences, across steps and overlapping"
+    for attempt in range(3):  # right after a page load Streamlit can drop a choice; retry until it lands
+        page.locator("[data-testid='stSelectbox']").first.click()
+        page.get_by_role("option", name=lesson).click()
+        try:
+            page.get_by_role("heading", name=lesson).wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
     wait_for_stage_step(page, 0)
     wait_for_url(page, "step=", present=False)
     wait_for_url(page, "lesson=stop-sequences")

@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 
+from engine import BatchInferenceEngine
 from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.analysis.replay import Replay
@@ -218,13 +219,39 @@ def test_anyscale_lessons_explain_why_static_loses_less_time_than_steps(cap):
 
 
 def test_the_stop_token_wins_a_tie_with_the_budget_here_unlike_vllm():
-    """stop-token-included's callout: the last budgeted token is the stop token."""
+    """stop-conditions-tie's callout: the last budgeted token is the stop token."""
     engine, recorder = recording_engine(ScriptModel({(9,): [5, 0]}), stop_token=0)
     recorder.submit("a", [9], 2)
     engine.run()
     assert (recorder.results["a"], evict_reasons(engine)["a"]) == ([9, 5, 0], "stop_token")
-    callout = flat(resolve_scenario("stop-token-included").real_servers[1].text)
+    callout = flat(resolve_scenario("stop-conditions-tie").real_servers[0].text)
     assert "ends with reason `stop_token`" in callout and "finishes with `length`" in callout
+
+
+def test_the_stop_conditions_tie_lesson_ends_each_row_once_with_the_first_check_that_holds():
+    log = simulate(resolve_scenario("stop-conditions-tie"))
+    evicts = [(e.step, e.request_id, e.reason) for e in log if e.kind == "evict"]
+    assert evicts == [(1, "C", "stop_token"), (2, "A", "stop_token"), (2, "B", "stop_sequence")]
+    matches = [(e.step, e.request_id, e.sequence_index, e.sequence) for e in log if e.kind == "stop_match"]
+    assert matches == [(1, "C", -1, (0,)), (2, "A", -1, (0,)), (2, "B", 0, (6, 7))]
+    assert log.outputs() == {"A": [10, 5, 5, 0], "B": [11, 5, 6, 7], "C": [12, 5, 0]}
+
+
+def test_the_cancellation_callout_a_request_id_is_used_once_and_cancel_is_idempotent():
+    delivered = []
+    engine = BatchInferenceEngine(ScriptModel({(1,): [5, 5]}), 1, 0)
+    engine.submit_request([1], 2, delivered.append, request_id="A")
+    engine.submit_request([2], 2, delivered.append, request_id="B")  # waits behind A
+    assert (engine.cancel("B"), engine.cancel("B")) == (True, True)
+    engine.run()
+    assert delivered == [[2], [1, 5, 5]]  # B once, with its prompt only
+    assert engine.cancel("A") is False
+    with pytest.raises(ValueError, match="^request_id: 'A' is already in use$"):
+        engine.submit_request([1], 2, delivered.append, request_id="A")
+    callout = flat(resolve_scenario("cancellation").real_servers[0].text)
+    assert "raises `request_id: 'A' is already in use`" in callout
+    assert "cancelling B a second time would return True and B would still be delivered once" in callout
+    assert "cancelling a finished request returns False" in callout
 
 
 def test_the_stop_sequences_callout_describes_request_a():
