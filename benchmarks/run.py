@@ -13,7 +13,9 @@
    event; and through all seven (the three on the KV pool as well);
 6. the same figures for `benchmarks/naive_engine.py`;
 7. front end: encoding the stage's frames of the Anyscale cap-1536 run, and their size;
-8. 40,000 cancels of requests not yet arrived (O(1) each).
+8. 40,000 cancels of requests not yet arrived (O(1) each);
+9. 100,000 requests ("will it run in time on 100k rows?"): `run()` on 100,000 requests of 16
+   tokens, then the per-step and per-request metrics, which are numpy over the log's columns.
 
 The ns/token of 1, 2 and 5 are measured in turn (floor, engine, paged, floor, ...; 15 times,
 7 with --quick) and the best of each is kept, so their ratios come from the same minutes of
@@ -226,6 +228,27 @@ def cancel_seconds(count: int = 40_000) -> float:
     return best(run, 2)
 
 
+def hundred_thousand_rows(repeats: int) -> dict:
+    """100,000 requests of 16 generated tokens, batch 64: `run()` (submissions included), then
+    `step_metrics` and `request_metrics` on its log (best of `repeats` each)."""
+    from engine.analysis.metrics import request_metrics, step_metrics
+
+    requests = workload(100_000, 16)
+    engines = []
+
+    def run() -> None:
+        engine = BatchInferenceEngine(model, BATCH, 0)
+        for prompt, max_tokens in requests:
+            engine.submit_request(prompt, max_tokens)
+        engine.run()
+        engines[:] = [engine]
+
+    run_s = best(run, repeats)
+    log = engines[0].event_log
+    metrics_s = best(lambda: request_metrics(log, steps=step_metrics(log)), repeats)
+    return {"run_s": run_s, "metrics_s": metrics_s, "events": len(log)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller workloads, fewer repeats")
@@ -245,6 +268,7 @@ def main() -> None:
         "naive": {**naive, "ratio_to_floor": naive["ns_per_token"] / floor, **naive_scale()},
         "stage_frames": stage_frames_seconds(repeats),
         "cancel_40k_s": cancel_seconds(),
+        "rows_100k": hundred_thousand_rows(2 if args.quick else 3),
     }
     if args.json:
         print(json.dumps(results, indent=2))
@@ -274,6 +298,11 @@ def main() -> None:
     seconds, size = results["stage_frames"]
     print(f"stage frames, Anyscale cap 1536 (64 slots, 4,330 steps): {seconds:.2f} s to encode, {size / 1e6:.2f} MB")
     print(f"40,000 cancels of requests not yet arrived, then run(): {results['cancel_40k_s']:.2f} s")
+    rows = results["rows_100k"]
+    print(
+        f"100,000 requests of 16 tokens: run() {rows['run_s']:.2f} s, per-step and per-request metrics "
+        f"{rows['metrics_s']:.2f} s ({rows['events']:,} events)"
+    )
 
 
 if __name__ == "__main__":

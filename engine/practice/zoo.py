@@ -129,7 +129,8 @@ BUGS = {
         "Results crossed after a refill",
         "After a refill, the rows are sent in slot order but the answers are mapped back in submission order, so a "
         "request admitted into a lower slot swaps tokens with its neighbour.",
-        "Build the batch from the slot table each step and zip the answers with exactly that list of rows.",
+        "Keep a dict slot id -> sequence state, build the batch from it (again after every refill, never from a "
+        "batch list of your own) and zip the answers with exactly that list of rows.",
     ),
     "leaky-stop-state": Bug(
         LeakyStopState,
