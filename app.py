@@ -10,7 +10,15 @@ import streamlit as st
 
 from ui import url
 from ui.controls import UPLOAD, next_lesson_ui, scenario_ui, settings_ui
-from ui.course import before_cap, course, lesson_label, render_predictions, render_scores
+from ui.course import (
+    before_cap,
+    course,
+    lesson_label,
+    render_predictions,
+    render_reveal,
+    render_scores,
+    shows_whole_run,
+)
 from ui.lesson_extras import render_lesson_extras
 from ui.practice import render_practice
 from ui.runs import Overrides, UserError, load
@@ -95,12 +103,17 @@ if run.scenario is not None:
             st.expander("The lesson").write(run.scenario.lesson)
         else:
             st.write(run.scenario.lesson)
-        render_lesson_extras(run.scenario, name if upload is None else None, projector=presentation)
+        extras = st.container()  # filled below, once it is known whether a prediction is open
         if run.scenario.quizzes:
             st.toggle("Predict first", key="predict", value=True, bind="query-params")
             cap = render_predictions(run, name if upload is None else f"upload_{run.digest[:8]}")
         elif scenario is not None and scenario.quizzes:
             st.caption("This lesson's predictions are for its own settings: pick the lesson again to answer them.")
+        if run.scenario.reveal:
+            render_reveal(run.scenario.reveal, cap, projector=presentation)
+        with extras:
+            lesson = name if upload is None else None
+            render_lesson_extras(run.scenario, lesson, projector=presentation, predicting=cap is not None)
         written_for = scenario.workload.count if scenario is not None and scenario.workload is not None else None
         if written_for is not None and written_for != overrides.workload_count:
             st.caption(
@@ -127,17 +140,21 @@ st.session_state.step = step
 url.save_step(step)
 if timeline_tab.open:
     with timeline_tab:
-        render_timeline(run, step)
+        if shows_whole_run("timeline", cap, run):
+            render_timeline(run, step)
 if metrics_tab.open:
     with metrics_tab:
-        render_metrics(run, step)
+        if shows_whole_run("metrics", cap, run):
+            render_metrics(run, step)
 if compare_tab.open:
     with compare_tab:
-        toml_text = None if upload is None else upload.getvalue().decode("utf-8", "replace")
-        render_comparison(run, upload.name if upload else name, toml_text, overrides, projector=presentation)
+        if shows_whole_run("compare", cap, run):
+            toml_text = None if upload is None else upload.getvalue().decode("utf-8", "replace")
+            render_comparison(run, upload.name if upload else name, toml_text, overrides, projector=presentation)
 if log_tab.open:
     with log_tab:
-        render_log(run)
+        if shows_whole_run("log", cap, run):
+            render_log(run)
 if practice_tab.open:
     with practice_tab:
         render_practice()

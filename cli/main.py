@@ -152,8 +152,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _print_narration(scenario: Scenario, replay: Replay) -> None:
-    """The title and the lesson, its real-server callouts, then every step that has events; a
-    stretch of idle steps is one line."""
+    """The title and the lesson, its real-server callouts, then every step that has events (a
+    stretch of idle steps is one line), then what happened (`reveal`)."""
     print(f"\n{scenario.title}\n\n{scenario.lesson.strip()}")
     for callout in scenario.real_servers:
         print(f"\nHow real servers differ: {' '.join(callout.text.split())}\n  source: {callout.source}")
@@ -167,6 +167,8 @@ def _print_narration(scenario: Scenario, replay: Replay) -> None:
         caption = scenario.captions.get(step)
         for sentence in [caption] if caption else narrate(replay, step, replay.log.vocabulary):
             print(f"  {sentence}")
+    if scenario.reveal:
+        print(f"\nWhat happened: {' '.join(scenario.reveal.split())}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -190,7 +190,7 @@ def test_side_by_side_sends_static_and_continuous_runs_on_one_stage():
 
 @pytest.mark.parametrize("tab", ["Timeline", "Metrics", "Compare", "Event log"])
 def test_every_tab_renders(tab):
-    app = start(scenario="static-vs-continuous", tab=tab)
+    app = start(scenario="static-vs-continuous", tab=tab, predict="false")
     assert not app.exception and not app.error
     if tab == "Compare":
         assert any(m.label == "Continuous / static throughput (ragged)" for m in app.metric)

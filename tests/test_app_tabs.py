@@ -126,7 +126,7 @@ def test_the_tabs_put_the_cursor_at_the_step_of_the_url(tab, key):
 
 
 def test_the_timeline_tab_colours_bars_as_the_stage():
-    app = start(scenario="long-request-among-short", tab="Timeline")
+    app = start(scenario="long-request-among-short", tab="Timeline", predict="false")
     run = load("long-request-among-short", None, Overrides())
     colours = chart(app, "timeline")["data"][1]["marker"]["color"]
     assert colours == [palette.REQUESTS[c] for c in run.frames["colours"]]
@@ -150,7 +150,7 @@ def test_visible_columns_are_the_four_every_event_has_and_the_ones_the_kinds_sho
 
 
 def test_the_event_log_table_drops_columns_no_shown_event_uses():
-    app = start(scenario="part2-slot-refill", tab="Event log")
+    app = start(scenario="part2-slot-refill", tab="Event log", predict="false")
     assert not app.exception
     assert list(app.dataframe[0].value.columns) == [
         *ALWAYS,
@@ -163,8 +163,23 @@ def test_the_event_log_table_drops_columns_no_shown_event_uses():
     assert table.reason.tolist() == ["max_tokens"] * 4
 
 
+@pytest.mark.parametrize("tab", ["Timeline", "Metrics", "Compare", "Event log"])
+def test_a_tab_that_shows_the_whole_run_waits_while_a_prediction_is_open(tab):
+    app = start(scenario="part2-slot-refill", tab=tab)  # its first prediction is open
+    notices = [i.value for i in app.info if "still open above" in i.value]
+    assert len(notices) == 1 and "shows the whole run, and with it the answer" in notices[0]
+    assert not app.dataframe and not app.get("plotly_chart") and not app.metric
+    app.toggle(key=next(t.key for t in app.toggle if t.key.startswith("whole_run_"))).set_value(True).run()
+    assert not app.exception and (app.dataframe or app.get("plotly_chart") or app.metric)
+
+
+def test_no_tab_waits_once_predictions_are_off():
+    app = start(scenario="part2-slot-refill", tab="Event log", predict="false")
+    assert not [i for i in app.info if "still open above" in i.value] and app.dataframe
+
+
 def test_the_downloads_do_not_rerun_the_app():
-    app = start(scenario="part2-slot-refill", tab="Event log")
+    app = start(scenario="part2-slot-refill", tab="Event log", predict="false")
     buttons = app.get("download_button")
     assert [b.proto.label for b in buttons] == ["Download JSONL", "Download CSV"]
     assert all(b.proto.ignore_rerun for b in buttons)
@@ -202,7 +217,7 @@ def test_metrics_lines_drop_to_zero_over_an_idle_stretch_instead_of_joining_acro
 
 
 def test_the_metrics_tab_charts_memory_only_for_a_run_with_a_kv_pool():
-    app = start(scenario="preemption", tab="Metrics", step=3)
+    app = start(scenario="preemption", tab="Metrics", step=3, predict="false")
     assert not app.exception and not app.error
     usage = chart(app, "kv_usage")  # 7 blocks of 2 tokens
     held, reserved, free = (numbers(trace["y"]) for trace in usage["data"])
@@ -216,8 +231,10 @@ def test_the_metrics_tab_charts_memory_only_for_a_run_with_a_kv_pool():
     in_steps, in_ms = chart(app, "token_gaps")["data"]
     assert sorted(numbers(in_steps["x"])) == [1] * 13 + [2, 4]  # B waits 2 steps (4 -> 6), C 4 (2 -> 6)
     assert max(numbers(in_ms["x"])) == pytest.approx(29.3, abs=0.05)  # the summary's max TBT
-    plain = start(scenario="part2-slot-refill", tab="Metrics")
+    plain = start(scenario="part2-slot-refill", tab="Metrics", predict="false")
     keys = [c.proto.id.rsplit("-", 1)[-1] for c in plain.get("plotly_chart")]
     assert keys == ["over_time"]
-    budget_only = start(scenario="chunked-prefill", tab="Metrics")  # a token budget, no pool: only the gaps
+    budget_only = start(
+        scenario="chunked-prefill", tab="Metrics", predict="false"
+    )  # a token budget, no pool: only the gaps
     assert [c.proto.id.rsplit("-", 1)[-1] for c in budget_only.get("plotly_chart")] == ["over_time", "token_gaps"]

@@ -32,7 +32,7 @@ def no_exception(page) -> None:
         ("stop-sequences-presentation", "?scenario=stop-sequences&step=3&presentation=true"),
         ("padded-batch", "?scenario=padded-vs-ragged&step=3"),
         ("anyscale-64-slots", "?scenario=anyscale-cap128&step=150"),
-        ("compare-tab", "?scenario=long-request-among-short&tab=Compare"),
+        ("compare-tab", "?scenario=long-request-among-short&tab=Compare&predict=false"),
     ],
 )
 def test_views_render_without_exception(page, url, name, query):
@@ -45,7 +45,7 @@ def test_views_render_without_exception(page, url, name, query):
 def test_the_page_fetches_nothing_but_from_its_own_server(page, url):
     hosts: set[str] = set()
     page.on("request", lambda request: hosts.add(request.url.split("/")[2]))
-    open_app(page, url, "?scenario=stop-sequences")
+    open_app(page, url, "?scenario=stop-sequences&predict=false")
     page.get_by_role("tab", name="Timeline").click()  # a Plotly chart too
     page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
     page.wait_for_timeout(2000)  # (usage statistics would be sent by now)

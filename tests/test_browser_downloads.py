@@ -47,7 +47,7 @@ def wait_for_count(page, items: list, count: int, timeout: float) -> None:
 def test_jsonl_then_csv_clicked_at_once_both_arrive_every_time(page, url):
     expected = simulate(resolve_scenario(SCENARIO))
     expected_csv = expected.to_dataframe().to_csv(index=False)
-    page.goto(f"{url}/?scenario={SCENARIO}&tab=Event+log")
+    page.goto(f"{url}/?scenario={SCENARIO}&tab=Event+log&predict=false")
     jsonl, csv = (page.get_by_role("button", name=f"Download {kind}") for kind in ("JSONL", "CSV"))
     csv.wait_for(timeout=60_000)
     wait_until_idle(page)

@@ -209,6 +209,22 @@ def test_narrate_prints_the_title_and_the_lesson_before_the_steps(capsys):
     )  # the caption replaces step 1's narration
 
 
+def test_narrate_prints_what_happened_after_the_steps_and_a_reveal_must_be_text(capsys):
+    assert cli_main(["run", "static-vs-continuous", "--narrate"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(" ".join(resolve_scenario("static-vs-continuous").reveal.split()))
+    assert "\nWhat happened: Static takes 14 steps to continuous batching's 9" in out
+    assert "14 steps" not in resolve_scenario("static-vs-continuous").lesson  # the lesson does not give it away
+    with pytest.raises(ScenarioError, match=r"^x.toml: reveal: must be a string"):
+        parse_scenario('title = "t"\nreveal = 3\n[[requests]]\nprompt = [1]\nmax_tokens = 1\n', "x.toml")
+
+
+def revealed(app: AppTest, scenario) -> bool:
+    """Whether the page shows the lesson's reveal ("What happened")."""
+    reveal = " ".join(scenario.reveal.split())
+    return bool(reveal) and any(reveal in " ".join(m.value.split()) for m in app.markdown)
+
+
 def answer(app: AppTest, key: str, value) -> AppTest:
     widget = app.number_input(key=key) if isinstance(value, int) else app.radio(key=key)
     widget.set_value(value).run()
@@ -230,8 +246,10 @@ def test_a_learner_walks_the_whole_course_with_next_lesson_answering_every_predi
         in_step_order = sorted(enumerate(zip(scenario.quizzes, qs), start=1), key=lambda item: item[1][1].step)
         for n, (quiz, q) in in_step_order:  # (the app asks the earliest step first)
             assert any(quiz.ask in m.value for m in app.markdown), (lesson.name, n)
+            assert not revealed(app, scenario), lesson.name  # what happened waits for the last prediction
             app = answer(app, quiz_key(lesson.name, n), q.answer)
             assert [v for v in verdicts(app) if quiz.ask in v][0].startswith(f"{quiz.ask} **Right.**")
+        assert revealed(app, scenario) == bool(scenario.reveal), lesson.name
         scored[lesson.chapter] = scored.get(lesson.chapter, 0) + lesson.quizzes
         total = sum(other.quizzes for other in COURSE.lessons if other.chapter == lesson.chapter)
         chapter = f"chapter {lesson.chapter + 1}: {scored[lesson.chapter]}/{total} right"

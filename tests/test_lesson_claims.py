@@ -16,8 +16,8 @@ from ui.batch_view import batch_view
 
 
 def text(scenario) -> str:
-    """The lesson with its line breaks as spaces, as the app shows it."""
-    return flat(scenario.lesson)
+    """The lesson and its reveal, with their line breaks as spaces, as the app shows them."""
+    return flat(scenario.lesson + " " + scenario.reveal)
 
 
 def flat(paragraph: str) -> str:
@@ -97,7 +97,8 @@ def test_the_short_requests_wait_for_l_and_more_slots_bring_them_back():
         f"{shorts(scenario.with_engine(batching='static')):.1f} steps on average",
         f"{with_l.drop('L').e2e_steps.mean():.1f} steps with L",
         f"against {shorts(without(scenario, 'L')):.1f} steps when L is left out",
-        f"with 3, L keeps one and the short requests share two: {shorts(scenario.with_engine(batch_size=3)):.1f} steps",
+        "With 3 slots L keeps one and the short requests share two: "
+        f"{shorts(scenario.with_engine(batch_size=3)):.1f} steps",
     )
     assert shorts(scenario.with_engine(batch_size=3)) == shorts(without(scenario, "L")) == 6.125
 

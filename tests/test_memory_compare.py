@@ -49,7 +49,7 @@ def test_the_cli_prints_the_memory_figures_and_the_ratios():
 
 
 def test_the_compare_tab_shows_the_memory_ratios():
-    app = start(scenario="kv-paged-vs-reserve", tab="Compare")
+    app = start(scenario="kv-paged-vs-reserve", tab="Compare", predict="false")
     assert not app.exception and not app.error
     labels = [metric.label for metric in app.metric]
     assert "Paged / static-reserve throughput" in labels and "Paged / continuous-reserve throughput" in labels

@@ -11,7 +11,9 @@ still show what they showed; the "Predict first" switch turns predictions off.
 
 The cap holds the session's step, the batch view, the URL, the Timeline and Metrics
 cursors, and the stage, whose play, step and scrub stop short of it in the browser
-(`render_stage(limit=...)`); the Timeline's bars and the Event log still show the whole run.
+(`render_stage(limit=...)`). The tabs that draw the whole run (Timeline, Metrics, Compare,
+Event log) say that a prediction is open and wait for "Show the whole run anyway"
+(`shows_whole_run`), so a learner does not meet the answer by opening a tab.
 """
 
 from __future__ import annotations
@@ -63,6 +65,30 @@ def chapter_score(chapter: int) -> tuple[int, int]:
 def before_cap(step: int, cap: int | None) -> int:
     """`step`, held before the first step a prediction still hides (`cap`; None: nothing hidden)."""
     return step if cap is None else min(step, max(cap - 1, 0))
+
+
+def render_reveal(reveal: str, cap: int | None, projector: bool = False) -> None:
+    """The lesson's "what happened" (`reveal`: the run's outcomes and numbers, which its predictions
+    ask about), shown once no prediction is open."""
+    if cap is not None:
+        st.caption("What happened in this run is told here once its predictions are checked.")
+    elif projector:  # one click away, as the lesson is
+        st.expander("What happened").write(reveal)
+    else:
+        st.markdown(f"**What happened.** {reveal}")
+
+
+def shows_whole_run(tab: str, cap: int | None, run: Run) -> bool:
+    """Whether a tab that draws the whole run (Timeline, Metrics, Compare, Event log) may draw it:
+    always, unless a prediction is still open; then only once the learner asks, per tab and lesson,
+    since the answer is in it."""
+    if cap is None:
+        return True
+    st.info(
+        f"A prediction about step {cap} is still open above. This tab shows the whole run, and with it the "
+        "answer: check the prediction first, or show the run anyway."
+    )
+    return st.toggle("Show the whole run anyway", key=f"whole_run_{tab}_{run.digest[:8]}")
 
 
 def remember_link(name: str) -> None:

@@ -20,8 +20,9 @@ from ui.sweep_view import render_sweep
 INVARIANT_LESSON = "running-equals-active-slots"
 
 
-def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool) -> None:
-    """The views `scenario` asks for; `lesson` is its built-in name (None: an uploaded file)."""
+def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool, predicting: bool = False) -> None:
+    """The views `scenario` asks for; `lesson` is its built-in name (None: an uploaded file). While a
+    prediction is open (`predicting`) the views, which show the whole run, start closed and say so."""
     render_callouts(scenario, expanded=not projector)
     views = [
         (scenario.sweep is not None, "Throughput and latency against the batch size", render_sweep),
@@ -30,5 +31,7 @@ def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool
     ]
     for wanted, title, render in views:
         if wanted:
-            with st.expander(title, expanded=not projector):
+            if predicting:
+                title += " (the whole run, answers included: open it after predicting)"
+            with st.expander(title, expanded=not projector and not predicting):
                 render(scenario)

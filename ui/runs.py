@@ -122,11 +122,11 @@ def scenario_digest(scenario: Scenario) -> str:
 
 
 def apply_overrides(scenario: Scenario, o: Overrides) -> Scenario:
-    """The scenario with the sidebar's settings. A run they change loses the lesson's captions
-    and predictions, which were written for the lesson's own run (the generated narration says
-    what this one does)."""
+    """The scenario with the sidebar's settings. A run they change loses the lesson's captions,
+    predictions and reveal, which were written for the lesson's own run (the generated narration
+    says what this one does)."""
     changed = _with_settings(scenario, o)
-    return changed if changed == scenario else dataclasses.replace(changed, captions={}, quizzes=())
+    return changed if changed == scenario else dataclasses.replace(changed, captions={}, quizzes=(), reveal="")
 
 
 def _with_settings(scenario: Scenario, o: Overrides) -> Scenario:

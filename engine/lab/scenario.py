@@ -85,6 +85,7 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
     top = Table(source, data)
     title = top.str("title")
     lesson = top.str("lesson", "")
+    reveal = top.str("reveal", "")
     cost = top.str("cost", "default", choices=COST_MODELS)
     engine = _engine(top.table("engine") or Table(source, {}, "engine"))
     model = _model(top.table("model") or Table(source, {}, "model"), engine)
@@ -118,6 +119,7 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
         cost,
         quizzes=quizzes,
         real_servers=real_servers,
+        reveal=reveal,
         sweep=sweep,
         replicas=replicas,
     )

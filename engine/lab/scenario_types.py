@@ -69,6 +69,7 @@ class Scenario:
     real_servers: tuple[Callout, ...] = ()  # where a real server differs, with sources (real_servers.py)
     sweep: tuple[int, ...] | None = None  # [sweep] batch_sizes: the batch sizes engine/lab/sweep.py compares
     replicas: ReplicaConfig | None = None  # [replicas]: engine/lab/replicas.py's router and autoscaler
+    reveal: str = ""  # what happened in the run, shown once its predictions are checked (its outcomes, its numbers)
 
     @cached_property
     def requests(self) -> list[RequestSpec]:
