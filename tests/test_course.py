@@ -120,6 +120,7 @@ def test_answers_come_from_the_log_part2_and_stops():
     # at step 2, so D takes slot 0 at step 3, alone in the batch (1 row).
     assert answers("part2-slot-refill") == ["slot 0", "slot 0", 1]
     assert [q.step for q in asked("part2-slot-refill")[1]] == [1, 3, 3]
+    assert asked("part2-slot-refill")[1][2].explanation[0] == "The model gets 1 row at step 3."
     # stop-sequences: D's 8 follows the prompt's 7 (no stop at step 0); C stops on [1, 2]
     # with prompt [22]; B's 1, 1, 1, 2 ends [1, 1, 2] at step 3.
     assert answers("stop-sequences") == ["no", "[22, 1, 2]", "yes"]

@@ -174,7 +174,7 @@ def _waiting(replay: Replay, step: int, _request):
 
 def _rows(replay: Replay, step: int, _request):
     count = replay[step].rows_sent
-    return None, count, f"The model gets {count} rows at step {step}."
+    return None, count, f"The model gets {count} {'row' if count == 1 else 'rows'} at step {step}."
 
 
 def _steps(replay: Replay, _step, _request):
