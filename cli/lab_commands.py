@@ -17,7 +17,7 @@ from engine.lab.compare import (
     memory_speedups,
 )
 from engine.lab.replicas import contrast, run_summary
-from engine.lab.sweep import DEFAULT_BATCH_SIZES, knee, sweep
+from engine.lab.sweep import knee, sweep
 
 from .options import cost_of, formatted, progress, scenario_of
 
@@ -45,8 +45,7 @@ def compare_command(args: argparse.Namespace) -> int:
 
 def sweep_command(args: argparse.Namespace) -> int:
     scenario = scenario_of(args)
-    sizes = args.batch_sizes or scenario.sweep or DEFAULT_BATCH_SIZES
-    points = sweep(scenario, sizes, cost_of(args, scenario))
+    points = sweep(scenario, args.batch_sizes, cost_of(args, scenario))
     if args.json:
         print(json.dumps({"points": [dataclasses.asdict(p) for p in points], "knee": knee(points)}, indent=2))
         return 0

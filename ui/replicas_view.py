@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 from engine.lab.replicas import ReplicaRun, contrast, run_summary
 from engine.lab.scenario import Scenario
 from ui import palette
-from ui.runs import Run, scenario_digest
+from ui.runs import scenario_digest
 
 COLOURS = {"one replica": palette.EVICT, "queue depth": palette.ADMIT, "utilization": palette.STOP_MATCH}
 PANELS = (("queue_depth", "requests waiting"), ("utilization", "busy slots"), ("replicas", "replicas started"))
@@ -52,12 +52,8 @@ def replicas_table(runs: dict[str, ReplicaRun]) -> pd.DataFrame:
     return frame.reset_index()
 
 
-def render_replicas(run_or_scenario: Run | Scenario) -> None:
-    """The three runs of a scenario (or a run's scenario); a loaded log has none."""
-    scenario = run_or_scenario.scenario if isinstance(run_or_scenario, Run) else run_or_scenario
-    if scenario is None:
-        st.caption("A loaded event log has no scenario to run on replicas.")
-        return
+def render_replicas(scenario: Scenario) -> None:
+    """The three runs of a scenario."""
     try:
         runs = cached_contrast(scenario_digest(scenario), scenario)
     except ValueError as exc:  # over a limit: one line, as everywhere

@@ -15,15 +15,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.lab.scenario import Scenario
-from engine.lab.sweep import DEFAULT_BATCH_SIZES, SweepPoint, knee, sweep
+from engine.lab.sweep import SweepPoint, knee, sweep
 from ui import palette
-from ui.runs import Run, scenario_digest
+from ui.runs import scenario_digest
 
 THROUGHPUT, P50, P99 = palette.OVER_TIME["active rows"], palette.OVER_TIME["queue depth"], palette.EVICT
 
 
 @st.cache_data(max_entries=8, show_spinner="Running the sweep…")
-def cached_sweep(digest: str, _scenario: Scenario, batch_sizes: tuple[int, ...]) -> list[SweepPoint]:
+def cached_sweep(digest: str, _scenario: Scenario, batch_sizes: tuple[int, ...] | None) -> list[SweepPoint]:
     """`sweep(scenario, batch_sizes)`, keyed by the scenario's digest (a Scenario is not hashed)."""
     return sweep(_scenario, batch_sizes)
 
@@ -65,17 +65,10 @@ def sweep_table(points: list[SweepPoint]) -> pd.DataFrame:
     return frame.round(1)
 
 
-def render_sweep(run_or_scenario: Run | Scenario, batch_sizes: tuple[int, ...] | None = None) -> None:
-    """The chart and table for a scenario (or a run's scenario), at `batch_sizes` (default: the
-    scenario's `[sweep]`, else 1, 2, 4, ..., 256). A loaded log has no scenario: nothing to sweep."""
-    scenario = run_or_scenario.scenario if isinstance(run_or_scenario, Run) else run_or_scenario
-    if scenario is None:
-        st.caption("A loaded event log has no scenario to sweep.")
-        return
-    sizes = tuple(batch_sizes or scenario.sweep or DEFAULT_BATCH_SIZES)
-    digest = scenario_digest(scenario)
+def render_sweep(scenario: Scenario, batch_sizes: tuple[int, ...] | None = None) -> None:
+    """The chart and table for a scenario, at `batch_sizes` (default: its `[sweep]`, else 1, 2, 4, ..., 256)."""
     try:
-        points = cached_sweep(digest, scenario, sizes)
+        points = cached_sweep(scenario_digest(scenario), scenario, batch_sizes)
     except ValueError as exc:  # over a limit: one line, as everywhere
         st.error(str(exc))
         return

@@ -429,6 +429,6 @@ def _row_view(rows: list[Sequence], step: int) -> Batch:
         [seq.tokens for seq in rows],
         array("i", [seq.slot for seq in rows]),
         array("i", [seq.log_index for seq in rows]),
-        array("i", [step - len(seq.tokens) + seq.prompt_len for seq in rows]),
+        array("i", [step - seq.generated for seq in rows]),  # its next token's position is `generated`
         sum(1 << seq.slot for seq in rows),
     )

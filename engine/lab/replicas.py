@@ -93,8 +93,9 @@ def simulate_replicas(scenario: Scenario, config: ReplicaConfig | None = None) -
     at its arrival step (cancellations and model faults are not simulated here)."""
     config = config or scenario.replicas or ReplicaConfig()
     check_replica_work(scenario, config)
-    quiet = dataclasses.replace(scenario, model=dataclasses.replace(scenario.model, fail_calls=()))
-    start = lambda step: Replica(BatchInferenceEngine.from_config(build_model(quiet), scenario.engine), step)  # noqa: E731
+    start = lambda step: Replica(  # noqa: E731
+        BatchInferenceEngine.from_config(build_model(scenario, faults=False), scenario.engine), step
+    )
     replicas = [start(0) for _ in range(config.initial)]
     arrivals = sorted(enumerate(scenario.requests), key=lambda item: (item[1].arrival_step or 0, item[0]))
     rows, scaling, above, calm, step, k = [], [], 0, 0, 0, 0

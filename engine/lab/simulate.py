@@ -47,7 +47,9 @@ class FaultyModel:
         return self.inner.generate_next_tokens_padded(batch_prefixes, active_mask)
 
 
-def build_model(scenario: Scenario):
+def build_model(scenario: Scenario, faults: bool = True):
+    """The scenario's model; with its `fail_calls` faults unless `faults` is False (the sweep and the
+    replicas, which do not simulate faults)."""
     config: ModelConfig = scenario.model
     if config.kind == "scripted":
         try:
@@ -59,7 +61,7 @@ def build_model(scenario: Scenario):
         model = AnswerLengthLLM(scenario.requests, config.seed, config.vocab_size, config.eos_token)
     else:
         model = SimulatedLLM(config.seed, config.vocab_size, config.eos_token, config.stop_chance)
-    return FaultyModel(model, config.fail_calls) if config.fail_calls else model
+    return FaultyModel(model, config.fail_calls) if config.fail_calls and faults else model
 
 
 def simulate(

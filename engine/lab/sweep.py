@@ -61,7 +61,7 @@ def check_sweep_work(scenario: Scenario, batch_sizes: tuple[int, ...]) -> Work:
 def closed_loop(scenario: Scenario, batch_size: int) -> EventLog:
     """The scenario's requests sent by `batch_size` clients, each one request at a time, in file
     order (their arrival steps, priorities and cancellations are not used; model faults neither)."""
-    model = build_model(dataclasses.replace(scenario, model=dataclasses.replace(scenario.model, fail_calls=())))
+    model = build_model(scenario, faults=False)
     engine = BatchInferenceEngine.from_config(model, dataclasses.replace(scenario.engine, batch_size=batch_size))
     queue = iter(scenario.requests)
 
@@ -76,9 +76,11 @@ def closed_loop(scenario: Scenario, batch_size: int) -> EventLog:
     return engine.event_log
 
 
-def sweep(scenario: Scenario, batch_sizes=DEFAULT_BATCH_SIZES, cost: CostModel | None = None) -> list[SweepPoint]:
-    """One point per batch size, priced by `cost` (default: the scenario's cost model)."""
-    sizes = check_batch_sizes("batch_sizes", batch_sizes)
+def sweep(scenario: Scenario, batch_sizes=None, cost: CostModel | None = None) -> list[SweepPoint]:
+    """One point per batch size (default: the scenario's `[sweep]`, else 1, 2, 4, ..., 256), priced by
+    `cost` (default: the scenario's cost model)."""
+    default = scenario.sweep or DEFAULT_BATCH_SIZES
+    sizes = check_batch_sizes("batch_sizes", default if batch_sizes is None else batch_sizes)
     check_sweep_work(scenario, sizes)
     cost = cost or cost_model(scenario.cost)
     points = []
