@@ -1,7 +1,8 @@
 """Continuous Batching Lab: watch continuous batching happen, one step at a time.
 
-Controls live in `ui/controls.py`, the cached runs in `ui/runs.py`, the views in
-`ui/stage.py` and `ui/tabs.py`; this page only wires them together.
+Controls live in `ui/controls.py` (their table in `ui/settings.py`), the cached runs in
+`ui/runs.py`, the lesson in `ui/lesson_view.py`, the views in `ui/stage.py` and `ui/tabs.py`;
+this page only wires them together.
 """
 
 import dataclasses
@@ -9,20 +10,13 @@ import dataclasses
 import streamlit as st
 
 from ui import url
-from ui.controls import UPLOAD, next_lesson_ui, scenario_ui, settings_ui
-from ui.course import (
-    before_cap,
-    course,
-    lesson_label,
-    render_predictions,
-    render_reveal,
-    render_scores,
-    shows_whole_run,
-)
-from ui.lesson_extras import render_lesson_extras
+from ui.controls import UPLOAD, scenario_ui, settings_ui
+from ui.course import before_cap, render_scores, shows_whole_run
+from ui.lesson_view import render_lesson
+from ui.page import render_page
 from ui.practice import render_practice
 from ui.runs import Overrides, UserError, load
-from ui.stage import DEFAULT_SPEED, render_batch, render_stage
+from ui.stage import render_batch, render_stage
 from ui.tabs import render_comparison, render_log
 from ui.time_charts import render_metrics, render_timeline
 
@@ -30,7 +24,7 @@ from ui.time_charts import render_metrics, render_timeline
 PRESENTATION_CSS = """<style>
 [data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], [data-testid='stHeader'],
 [data-testid='stToolbar'], header {display: none !important;}
-.block-container, .stMainBlockContainer {padding-top: 2rem;}
+.block-container, .stMainBlockContainer {padding-top: 1rem;}
 .stMainBlockContainer p, .stMainBlockContainer label, .stMainBlockContainer td, .stMainBlockContainer th,
 [data-testid='stMetricLabel'] p, [data-testid='stMetricValue'] {font-size: 24px !important;}
 </style>"""
@@ -39,18 +33,20 @@ LESSON_HELP = "A link opens a lesson by name or number: ?lesson=part2-slot-refil
 
 st.set_page_config(page_title="Continuous Batching Lab", page_icon="🧮", layout="wide")
 
-title, mode = st.columns([4, 1], vertical_alignment="bottom")
-title.title("Continuous Batching Lab")
+heading, mode = st.columns([5, 1], vertical_alignment="bottom")
 presentation = mode.toggle("Presentation", key="presentation", bind="query-params")
-if presentation:
+if presentation:  # the lesson's title heads the page
     st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+else:
+    heading.title("Continuous Batching Lab")
+    heading = st.container()
 lesson_box = st.container()
-switches = st.columns([2, 2, 3], vertical_alignment="center")
+switches = st.columns([3, 3, 4], vertical_alignment="center") if presentation else None
 
 with st.sidebar:
     name, upload, scenario = scenario_ui()
     replaying = upload is not None and upload.name.endswith(".jsonl")  # an event log: replayed as recorded
-    overrides = Overrides() if replaying else settings_ui(scenario, switches[0] if presentation else None)
+    overrides = Overrides() if replaying else settings_ui(scenario, switches)
     if replaying or upload is None and name == UPLOAD:
         url.save({"scenario": name})
     render_scores()
@@ -59,10 +55,11 @@ if name == UPLOAD and upload is None:
         "Choose a scenario TOML or an event-log JSONL in the sidebar (up to 5 MB). Nothing you upload is run "
         "as code: scenarios are data, and an event log is only replayed."
     )
+    render_page()
     st.stop()
 try:
     run = load(name, upload, overrides)
-    side_by_side = not replaying and switches[2].toggle(
+    side_by_side = not replaying and (switches[2] if presentation else st).toggle(
         "Static and continuous side by side",
         key="side_by_side",
         bind="query-params",
@@ -74,6 +71,7 @@ except UserError as exc:
     st.error(str(exc))
     if "the limit is" in str(exc):
         st.caption("The README's Limits table lists every limit a run, a file or a link must stay under.")
+    render_page()
     st.stop()
 if replaying:
     settings = run.log.config
@@ -92,34 +90,7 @@ if st.session_state.get("unknown_lesson"):
 cap = None  # the first step a prediction still hides
 if run.scenario is not None:
     with lesson_box:
-        heading, onward = st.columns([4, 1], vertical_alignment="bottom")
-        heading.subheader(lesson_label(name) if upload is None else run.scenario.title)
-        if upload is None:
-            next_lesson_ui(name, onward)
-            intro = course().chapter_of(name).intro
-            if intro:
-                st.info(intro)
-        if presentation:  # one click away, so the grid still fits a projector's screen
-            st.expander("The lesson").write(run.scenario.lesson)
-        else:
-            st.write(run.scenario.lesson)
-        extras = st.container()  # filled below, once it is known whether a prediction is open
-        if run.scenario.quizzes:
-            st.toggle("Predict first", key="predict", value=True, bind="query-params")
-            cap = render_predictions(run, name if upload is None else f"upload_{run.digest[:8]}")
-        elif scenario is not None and scenario.quizzes:
-            st.caption("This lesson's predictions are for its own settings: pick the lesson again to answer them.")
-        if run.scenario.reveal:
-            render_reveal(run.scenario.reveal, cap, projector=presentation)
-        with extras:
-            lesson = name if upload is None else None
-            render_lesson_extras(run.scenario, lesson, projector=presentation, predicting=cap is not None)
-        written_for = scenario.workload.count if scenario is not None and scenario.workload is not None else None
-        if written_for is not None and written_for != overrides.workload_count:
-            st.caption(
-                f"The lesson was written for {written_for:,} requests; this run has {overrides.workload_count:,} "
-                "(its figures differ)."
-            )
+        cap = render_lesson(run, name, scenario, upload is not None, heading, projector=presentation)
 
 grid_tab, timeline_tab, metrics_tab, compare_tab, log_tab, practice_tab = st.tabs(
     ["Grid", "Timeline", "Metrics", "Compare", "Event log", "Practice"], key="tab", bind="query-params"
@@ -128,9 +99,7 @@ step = before_cap(min(st.session_state.get("step", 0), max(len(run.replay) - 1, 
 if grid_tab.open:
     with grid_tab:
         runs, labels = ([run], None) if not side_by_side else (pair, ["Static batching", "Continuous batching"])
-        speed = st.session_state.get("speed", DEFAULT_SPEED)
-        revealed = st.session_state.get("revealed")
-        step = render_stage(runs, labels, start=step, speed=speed, projector=presentation, limit=cap, goto=revealed)
+        step = render_stage(runs, labels, start=step, projector=presentation, limit=cap)
         step = before_cap(step, cap)
         if cap == 0:
             st.caption("Answer the prediction above to see step 0.")
@@ -154,7 +123,8 @@ if compare_tab.open:
 if log_tab.open:
     with log_tab:
         if shows_whole_run("log", cap, run):
-            render_log(run)
+            render_log(run, name if upload is None else upload.name.rsplit(".", 1)[0])
 if practice_tab.open:
     with practice_tab:
         render_practice()
+render_page()

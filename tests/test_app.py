@@ -20,8 +20,8 @@ def start(**query) -> AppTest:
 
 def stage_data(app: AppTest) -> dict:
     """What the app sent the stage on its last run (a run's frames only the first time it is shown)."""
-    stages = app.get("bidi_component")
-    assert len(stages) == 1 and stages[0].proto.component_name == "continuous_batching_lab.stage"
+    stages = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous_batching_lab.stage"]
+    assert len(stages) == 1
     return json.loads(stages[0].proto.json)
 
 
@@ -156,13 +156,18 @@ def test_model_knobs_rerun_the_scenario():
     assert len(frames(app)["requests"]) == 10 and frames(app)["steps"] < 100
 
 
-def test_the_lesson_says_when_the_request_count_differs_from_the_one_it_describes():
+def test_the_lesson_says_which_settings_differ_from_the_ones_it_describes_and_offers_them_back():
     app = start(scenario="anyscale-cap128")
-    assert not [c for c in app.caption if c.value.startswith("The lesson was written for")]
+    assert not app.warning
     app.number_input(key="workload_count").set_value(50).run()
-    assert [c.value for c in app.caption if c.value.startswith("The lesson was written for")] == [
-        "The lesson was written for 1,000 requests; this run has 50 (its figures differ)."
+    assert [w.value for w in app.warning] == [
+        "You changed this lesson's settings (Requests: 1,000 → 50). The text, captions and predictions below "
+        "describe the lesson's own settings; the stage shows your run."
     ]
+    app.number_input(key="batch_size").set_value(3).run()
+    assert "(Batch size: 64 → 3; Requests: 1,000 → 50)" in app.warning[0].value
+    app.button(key="own_settings").click().run()
+    assert not app.warning and app.session_state["batch_size"] == 64 and app.session_state["workload_count"] == 1000
 
 
 def test_query_parameters_open_the_same_view():
@@ -171,6 +176,8 @@ def test_query_parameters_open_the_same_view():
     assert app.session_state["step"] == 3 and app.session_state["batch_size"] == 3
     data = stage_data(app)
     assert (data["start"], data["speed"], data["runs"][0]["slots"]) == (3, 30, 3)
+    assert "lesson" not in app.query_params  # a session's first run writes nothing: the URL is the view
+    app.run()  # any later run keeps the URL current, in its own words
     assert app.query_params["lesson"] == "stop-sequences" and app.query_params["speed"] == "30"
 
 

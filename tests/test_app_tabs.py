@@ -62,9 +62,9 @@ def test_palette_is_the_stage_css_palette():
 
 def test_timeline_colours_running_bars_by_request_as_the_stage_does_and_puts_the_slot_in_the_hover():
     run = part2()  # A and B start in slots 0 and 1; C refills slot 0 at step 1, D at step 3
-    assert run.frames["colours"] == [0, 1, 2, 0]
+    assert run.frames["colours"] == [0, 1, 2, 3]  # D takes the colour unused longest (engine/analysis/colours.py)
     running = timeline_figure(run, 0).data[1]
-    assert running.marker.color == ("#8dd3c7", "#fdb462", "#bebada", "#8dd3c7")
+    assert running.marker.color == ("#8dd3c7", "#fdb462", "#bebada", "#fb8072")
     assert running.marker.color[0] == palette.REQUESTS[run.frames["colours"][0]]  # teal is request A
     assert running.marker.color[2] != palette.REQUESTS[0]  # C holds slot 0, but is not slot 0's teal
     assert running.hovertext == (
@@ -187,15 +187,15 @@ def test_the_downloads_do_not_rerun_the_app():
 
 def test_the_batch_view_uses_the_stage_colours_when_given_them():
     run = load("padded-vs-ragged", None, Overrides(padded=False))
-    assert run.frames["colours"] == [0, 1, 0, 1, 2]  # E (request 4) takes colour 2 on the stage
+    assert run.frames["colours"] == [0, 1, 2, 3, 4]  # five requests, five colours on the stage
     rows = batch_view(run.replay, 1, run.frames["colours"]).rows
     assert [(label, code) for label, _, code in rows] == [
         ("slot 0 · A", 2),
         ("slot 1 · B", 3),
-        ("slot 2 · E", palette.request_code(2)),
-        ("slot 3 · D", 3),
+        ("slot 2 · E", palette.request_code(4)),
+        ("slot 3 · D", 5),
     ]
-    assert palette.of_requests(run.frames["colours"], [4]) == [palette.REQUESTS[2]]
+    assert palette.of_requests(run.frames["colours"], [4]) == [palette.REQUESTS[4]]
 
 
 def test_the_batch_table_shows_the_last_positions_padding_and_the_stage_colours():

@@ -6,7 +6,6 @@ from engine.lab.scenario import SCENARIO_DIR, resolve_scenario
 from engine.lab.simulate import simulate
 from tests.helpers import Upload
 from ui.batch_view import batch_view
-from ui.controls import scenario_defaults
 from ui.runs import (
     MAX_UPLOAD_BYTES,
     Overrides,
@@ -17,6 +16,7 @@ from ui.runs import (
     parse_stop_token,
     uploaded_scenario,
 )
+from ui.settings import own_values
 
 
 def test_stop_token_text_parses_and_an_empty_field_means_none():
@@ -109,6 +109,6 @@ def test_an_uploaded_scenario_starts_from_its_own_settings():
         b'title = "t"\n[engine]\nbatch_size = 8\nbatching = "static"\npadded = true\n'
         b"[[requests]]\nprompt = [1]\nmax_tokens = 2\n"
     )
-    defaults = scenario_defaults(uploaded_scenario(Upload("mine.toml", text)))
+    defaults = own_values(uploaded_scenario(Upload("mine.toml", text)))
     assert (defaults["batch_size"], defaults["batching"], defaults["padded"]) == (8, "static", True)
     assert uploaded_scenario(Upload("bad.toml", b"title = ")) is None

@@ -10,6 +10,7 @@ request colours of the stage.
 from __future__ import annotations
 
 import html
+from collections import Counter
 from dataclasses import dataclass
 
 from engine.analysis.replay import Replay
@@ -33,7 +34,7 @@ class BatchView:
         if not self.rows:
             return "No model call at this step."
         if not self.padded:
-            lengths = ", ".join(str(len(p)) for _, p, _ in self.rows)
+            lengths = lengths_text([len(p) for _, p, _ in self.rows])
             rows = "1 row of length" if len(self.rows) == 1 else f"{len(self.rows)} rows of lengths"
             return f"Ragged batch: {rows} {lengths}; nothing is padded."
         total = len(self.rows) * self.width
@@ -42,6 +43,20 @@ class BatchView:
             f"Padded batch: a {len(self.rows)} × {self.width} matrix; {self.padding_cells} of its {total} "
             f"positions ({fraction:.0%}) are padding, masked out of attention."
         )
+
+
+LISTED_LENGTHS = 8  # a batch of more rows summarises its prefix lengths
+
+
+def lengths_text(lengths: list[int]) -> str:
+    """`5, 3, 7`; for a big batch a summary: `512 (38 rows), 513 (2 rows)` or `512 to 900, median 530`."""
+    if len(lengths) <= LISTED_LENGTHS:
+        return ", ".join(f"{n:,}" for n in lengths)
+    counts = Counter(lengths)
+    if len(counts) <= 3:
+        return ", ".join(f"{n:,} ({k} rows)" if k > 1 else f"{n:,} (1 row)" for n, k in sorted(counts.items()))
+    ordered = sorted(lengths)
+    return f"{ordered[0]:,} to {ordered[-1]:,}, median {ordered[len(ordered) // 2]:,}"
 
 
 def batch_view(replay: Replay, step: int, colours: list[int] | None = None) -> BatchView:

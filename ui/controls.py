@@ -10,50 +10,23 @@ import streamlit as st
 
 from engine.lab.scenario import Scenario, resolve_scenario
 from ui import url
-from ui.course import course, lesson_label, remember_link
-from ui.runs import Overrides, UserError, parse_stop_sequences, parse_stop_token, uploaded_scenario
+from ui.course import course, lesson_label
+from ui.runs import MEMORY, Overrides, UserError, parse_stop_sequences, parse_stop_token, uploaded_scenario
+from ui.settings import SETTINGS, Setting, answers_drawn, own_values
 
 UPLOAD = "upload"  # the scenario choice that shows the file uploader
-MAX_WORKLOAD = 5_000  # requests a generated workload may have in the app
 
 
-def scenario_defaults(scenario: Scenario | None) -> dict:
-    """The settings a scenario starts from (widgets read them from session state)."""
-    defaults = {"stop_sequences": ""}
-    if scenario is None:
-        return {
-            **defaults,
-            "batch_size": 4,
-            "stop_token": "0",
-            "padded": False,
-            "batching": "continuous",
-            "fill_timeout": 0,
-        }
-    engine, model = scenario.engine, scenario.model
-    defaults |= {
-        "batch_size": engine.batch_size,
-        "stop_token": "" if engine.stop_token is None else str(engine.stop_token),
-        "padded": engine.padded,
-        "batching": engine.batching,
-        "fill_timeout": engine.fill_timeout or 0,
-        "model_seed": model.seed,
-        "stop_chance": model.stop_chance,
-    }
-    if scenario.workload is not None:
-        defaults |= {
-            "workload_count": min(scenario.workload.count, MAX_WORKLOAD),
-            "workload_seed": scenario.workload.seed,
-        }
-    return defaults
-
-
-def _reset_settings() -> None:
-    """A newly chosen scenario starts from its own settings (this also rewrites the URL)."""
+def reset_to_own_settings() -> None:
+    """A newly chosen lesson starts from its own settings, at step 0, with all its predictions
+    (this also rewrites the URL; only a link opened from outside skips predictions)."""
     name = st.session_state.get("scenario")
-    for key, value in scenario_defaults(None if name == UPLOAD else resolve_scenario(name)).items():
+    upload = st.session_state.get("upload") if name == UPLOAD else None
+    scenario = uploaded_scenario(upload) if name == UPLOAD else resolve_scenario(name)
+    for key, value in own_values(scenario).items():
         st.session_state[key] = value
     st.session_state.step = 0
-    st.session_state.pop("link", None)  # a link's skipped predictions were for the lesson it opened, once
+    st.session_state.pop("link", None)
 
 
 def next_lesson_ui(name: str, place) -> None:
@@ -71,18 +44,21 @@ def next_lesson_ui(name: str, place) -> None:
 
 def _choose(name: str) -> None:
     st.session_state.scenario = name
-    _reset_settings()
+    reset_to_own_settings()
 
 
 def scenario_ui() -> tuple[str, object | None, Scenario | None]:
     """The lesson picker: the course's lessons in order ("3.2 Title"), then an upload.
 
     A session starts on lesson 1 unless its URL names a lesson (`lesson`: a scenario name
-    or a number such as 3.2) or, in older links, a `scenario`.
+    or a number such as 3.2) or, in older links, a `scenario`. Back and Forward in the
+    browser move between the lessons this session visited, with their settings and steps.
     """
     names = [lesson.name for lesson in course().lessons]
     url.load_once()
-    wanted = st.session_state.pop("lesson", None)  # the URL's lesson, on the session's first run
+    if url.changed_outside():
+        _follow_the_url()
+    wanted = st.session_state.pop("lesson", None)  # the URL's lesson, on a first run or after Back
     if wanted is not None:
         found = course().lesson(wanted)
         st.session_state.scenario = found.name if found is not None else names[0]
@@ -96,80 +72,94 @@ def scenario_ui() -> tuple[str, object | None, Scenario | None]:
         "Lesson",
         [*names, UPLOAD],
         key="scenario",
-        on_change=_reset_settings,
+        on_change=reset_to_own_settings,
         format_func=lambda n: "Upload a file (.toml or .jsonl)…" if n == UPLOAD else lesson_label(n),
     )
-    remember_link(name)
     if name != UPLOAD:
         return name, None, resolve_scenario(name)
     upload = st.file_uploader(
-        "Scenario TOML or event-log JSONL", type=["toml", "jsonl"], key="upload", on_change=_reset_for_upload
+        "Scenario TOML or event-log JSONL", type=["toml", "jsonl"], key="upload", on_change=reset_to_own_settings
     )
     return name, upload, uploaded_scenario(upload)
 
 
-def _reset_for_upload() -> None:
-    """A newly uploaded scenario starts from its own settings."""
-    for key, value in scenario_defaults(uploaded_scenario(st.session_state.get("upload"))).items():
-        st.session_state[key] = value
-    st.session_state.step = 0
-    st.session_state.pop("link", None)  # a link's skipped predictions were for the lesson it opened, once
+def _follow_the_url() -> None:
+    """Back or Forward: the URL's lesson, from its own settings, then the URL's settings and step."""
+    lesson = course().lesson(st.query_params.get("lesson", ""))
+    st.session_state.scenario = lesson.name if lesson is not None else st.query_params.get("scenario", UPLOAD)
+    reset_to_own_settings()
+    url.load(link=False)
+
+
+GROUP_CAPTIONS = {"memory": "Memory: the KV cache and the token budget", "workload": "Generated workload"}
 
 
 def settings_ui(scenario: Scenario | None, switches=None) -> Overrides:
-    """Engine and model/workload knobs, starting from the scenario's own values.
+    """The engine, memory, model and workload knobs (`ui/settings.py`), starting from the scenario's
+    own values; the settings a scenario has no use for are not shown.
 
-    `switches`, if given, is where the batching and padded switches go instead (presentation
-    mode keeps them on screen while the sidebar is hidden). Malformed stop-token or
+    `switches`, if given, are the places the batching and padded switches go instead, in a row
+    (presentation mode keeps them on screen while the sidebar is hidden). Malformed stop-token or
     stop-sequence text shows an inline error and overrides nothing.
     """
-    for key, value in scenario_defaults(scenario).items():
+    for key, value in own_values(scenario).items():
         st.session_state.setdefault(key, value)
-    batch_size = st.number_input("Batch size (slots)", 1, 256, key="batch_size")
-    stop_text = st.text_input("Stop token (empty: none)", key="stop_token", placeholder="none")
-    stop_sequence_text = st.text_input(
-        "Extra stop sequences for every request",
-        key="stop_sequences",
-        placeholder="7 8; 3 3 4",
-    )
-    place = switches if switches is not None else st
-    batching = place.radio("Batching", ["continuous", "static"], horizontal=True, key="batching")
-    padded = place.toggle("Padded batches (fixed shape + mask)", key="padded")
-    fill_timeout = None
-    if batching == "static":  # (continuous batching never has an empty batch to hold)
-        fill_timeout = int(
-            st.number_input(
-                "Fill timeout (steps; 0: run at once)",
-                0,
-                1_000,
-                key="fill_timeout",
-                help="An empty static batch waits until the queue can fill it, or until its oldest request "
-                "has waited this long.",
-            )
-        )
-    stop_token, stops = _parsed(stop_text, parse_stop_token), _parsed(stop_sequence_text, parse_stop_sequences)
-    knobs = _knobs_ui(scenario) if scenario else {}
-    url.save(
-        {
-            **url.lesson_params(st.session_state.scenario, UPLOAD),
-            "batch_size": batch_size,
-            "stop_token": stop_text.strip() or None,  # an empty field is written as "none"
-            "stop_sequences": stop_sequence_text,
-            "padded": padded,
-            "batching": batching,
-            "fill_timeout": fill_timeout or "",  # (0: left out of the link)
-            **knobs,
-        }
-    )
+    values: dict[str, object] = {}
+    projected = [setting.key for setting in SETTINGS if setting.projector]
+    places = dict(zip(projected, switches)) if switches is not None else {}
+    group = "engine"
+    for setting in SETTINGS:
+        if not setting.shown(scenario, values):
+            continue
+        if setting.group != group:
+            group = setting.group
+            _group_caption(group, scenario)
+        values[setting.key] = _widget(places.get(setting.key, st), setting)
+    url.save({**url.lesson_params(st.session_state.scenario, UPLOAD), **values})
+    return _overrides(values)
+
+
+def _group_caption(group: str, scenario: Scenario | None) -> None:
+    if group == "model":
+        drawn = ", stopping each answer at its drawn length" if answers_drawn(scenario) else ""
+        st.caption(f"Model: SimulatedLLM{drawn}")  # (the answer lengths decide: engine/lab/answer_model.py)
+    elif group in GROUP_CAPTIONS:
+        st.caption(GROUP_CAPTIONS[group])
+
+
+def _widget(place, setting: Setting):
+    """Draw one setting's widget (its value comes from session state) and return its value."""
+    common = {"key": setting.key, "help": setting.help or None}
+    if setting.widget == "number":
+        return place.number_input(setting.label, int(setting.low), int(setting.high), **common)
+    if setting.widget == "optional_number":
+        low, high = int(setting.low), int(setting.high)
+        return place.number_input(setting.label, low, high, value=None, placeholder=setting.placeholder, **common)
+    if setting.widget == "text":
+        return place.text_input(setting.label, placeholder=setting.placeholder, **common)
+    if setting.widget == "radio":
+        return place.radio(setting.label, setting.options, horizontal=True, **common)
+    if setting.widget == "toggle":
+        return place.toggle(setting.label, wrap=True, **common)
+    return place.slider(setting.label, float(setting.low), float(setting.high), step=0.01, **common)
+
+
+def _overrides(values: dict) -> Overrides:
+    """The sidebar's values as changes to the scenario (a setting not shown changes nothing)."""
+    stop_token = _parsed(values["stop_token"], parse_stop_token)
+    stops = _parsed(values["stop_sequences"], parse_stop_sequences)
+    kept = {key: values[key] for key in MEMORY if key in values}
+    plain = {key: values.get(key) for key in ("model_seed", "stop_chance", "workload_count", "workload_seed")}
     return Overrides(
-        batch_size=int(batch_size),
+        batch_size=int(values["batch_size"]),
         stop_token=stop_token if type(stop_token) is int else None,  # (False: malformed)
         clear_stop_token=stop_token is None,
-        batching=batching,
-        padded=padded,
-        fill_timeout=fill_timeout,
+        batching=values["batching"],
+        padded=values["padded"],
+        fill_timeout=values.get("fill_timeout"),  # (shown for static batching only)
         stop_sequences=stops or (),
-        **knobs,
+        **plain,
+        **kept,
     )
 
 
@@ -180,20 +170,3 @@ def _parsed(text: str, parse):
     except UserError as exc:
         st.error(str(exc))
         return False
-
-
-def _knobs_ui(scenario: Scenario) -> dict:
-    knobs = {}
-    answers_drawn = scenario.workload is not None and scenario.workload.max_tokens is not None
-    if scenario.model.kind == "simulated":
-        st.caption("Model: SimulatedLLM" + (", stopping each answer at its drawn length" if answers_drawn else ""))
-        knobs["model_seed"] = int(st.number_input("Model seed", 0, 10**6, key="model_seed"))
-        if not answers_drawn:  # (else the answer lengths decide: engine/lab/answer_model.py)
-            knobs["stop_chance"] = st.slider(
-                "Chance of the stop token per token", 0.0, 1.0, step=0.01, key="stop_chance"
-            )
-    if scenario.workload is not None:
-        st.caption("Generated workload")
-        knobs["workload_count"] = int(st.number_input("Requests", 1, MAX_WORKLOAD, key="workload_count"))
-        knobs["workload_seed"] = int(st.number_input("Workload seed", 0, 10**6, key="workload_seed"))
-    return knobs

@@ -73,7 +73,7 @@ def render_reveal(reveal: str, cap: int | None, projector: bool = False) -> None
     if cap is not None:
         st.caption("What happened in this run is told here once its predictions are checked.")
     elif projector:  # one click away, as the lesson is
-        st.expander("What happened").write(reveal)
+        st.expander("What happened", key="reveal").write(reveal)
     else:
         st.markdown(f"**What happened.** {reveal}")
 
@@ -91,13 +91,6 @@ def shows_whole_run(tab: str, cap: int | None, run: Run) -> bool:
     return st.toggle("Show the whole run anyway", key=f"whole_run_{tab}_{run.digest[:8]}")
 
 
-def remember_link(name: str) -> None:
-    """On a session's first run, note the step a link opened (its predictions up to there are skipped)."""
-    if "link" not in st.session_state:
-        step = st.session_state.get("step") if "step" in st.query_params else None
-        st.session_state.link = (name, step)
-
-
 def render_predictions(run: Run, lesson: str) -> int | None:
     """Ask the lesson's next prediction and show the answered ones; return the first step not yet shown."""
     scenario = run.scenario
@@ -109,8 +102,7 @@ def render_predictions(run: Run, lesson: str) -> int | None:
         st.error(f"This file's predictions do not fit its run, so none is asked: {exc}")
         return None
     results = st.session_state.setdefault(RESULTS, {})
-    link_lesson, link_step = st.session_state.get("link", (None, None))
-    skip_to = link_step if link_lesson == lesson and link_step is not None else -1
+    skip_to = _skipped_by_link(lesson)
     answered, unanswered = [], []
     for n, (quiz, q) in enumerate(zip(scenario.quizzes, asked), start=1):
         key = quiz_key(lesson, n)
@@ -127,6 +119,15 @@ def render_predictions(run: Run, lesson: str) -> int | None:
     right = sum(results[key] for key, _, _ in answered)
     st.caption(f"This lesson: {right}/{len(asked)} right" + _chapter_caption(lesson))
     return pending[2].step if pending is not None else None
+
+
+def _skipped_by_link(lesson: str) -> int:
+    """The step before which a link opened from outside skips this lesson's predictions (-1: none).
+    Only the session's first page counts (`ui/url.py`); a lesson reached inside the app asks all."""
+    opened, step = st.session_state.get("link", (None, None))
+    found = course().lesson(opened) if opened is not None else None
+    opened = found.name if found is not None else opened
+    return step if step is not None and lesson == opened else -1
 
 
 def _chapter_caption(lesson: str) -> str:
@@ -182,6 +183,36 @@ def _render_last(key: str, quiz: Quiz, q: Question) -> None:
     if narration:
         text += f"\n\nStep {q.step}: " + " ".join(narration)
     (st.success if right else st.error)(text, icon=":material/check_circle:" if right else ":material/cancel:")
+
+
+MAX_GIVEN_TEXT = 200  # characters of a kept answer (the options are short)
+
+
+def kept_scores() -> dict[str, list]:
+    """The session's checked predictions, as the browser keeps them: widget key -> [right, answer]."""
+    given = st.session_state.get(GIVEN, {})
+    return {key: [right, given.get(key)] for key, right in st.session_state.get(RESULTS, {}).items()}
+
+
+def restore_scores(saved: object) -> None:
+    """Take the predictions a browser kept (`kept_scores`) into the session, for the course's own
+    questions only; anything else in them (another version's keys, a hand-edited store) is ignored,
+    and what the session has already checked wins."""
+    if not isinstance(saved, dict):
+        return
+    results, given = st.session_state.setdefault(RESULTS, {}), st.session_state.setdefault(GIVEN, {})
+    for key in course_keys():
+        entry = saved.get(key)
+        if key in results or not isinstance(entry, list) or len(entry) != 2 or type(entry[0]) is not bool:
+            continue
+        answer = entry[1]
+        if type(answer) in (int, float) or type(answer) is str and len(answer) <= MAX_GIVEN_TEXT:
+            results[key], given[key] = entry[0], answer
+
+
+def course_keys() -> list[str]:
+    """The widget key of every prediction in the course."""
+    return [key for chapter in range(len(course().chapters)) for key in chapter_keys(chapter)]
 
 
 def render_scores() -> None:

@@ -32,6 +32,8 @@ def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool
     for wanted, title, render in views:
         if wanted:
             if predicting:
-                title += " (the whole run, answers included: open it after predicting)"
-            with st.expander(title, expanded=not projector and not predicting):
+                st.caption(f"{title}: the whole run, answers included. Open it after predicting.")
+            # keyed, with a label that never changes: the expander stays the same one when the predictions
+            # are done (a new label made a new expander, which ignored its first click)
+            with st.expander(title, expanded=not projector and not predicting, key=f"extra_{render.__name__}"):
                 render(scenario)

@@ -46,10 +46,26 @@ def replicas_figure(runs: dict[str, ReplicaRun]) -> go.Figure:
     return figure
 
 
+HEADINGS = {  # run_summary's figures, as the table heads them
+    "steps": "steps",
+    "peak_replicas": "peak replicas",
+    "replica_steps": "replica-steps (cost)",
+    "scale_ups": "scale-ups",
+    "tokens_per_step": "tokens per step",
+    "max_queue": "longest queue",
+    "mean_utilization": "mean utilisation",
+    "latency_p50_steps": "latency p50 (steps)",
+    "latency_p99_steps": "latency p99 (steps)",
+}
+
+
 def replicas_table(runs: dict[str, ReplicaRun]) -> pd.DataFrame:
+    """One row per autoscaler, headed in words, utilisation as a percentage (as the lesson says it)."""
     frame = pd.DataFrame({name: run_summary(run) for name, run in runs.items()}).T
+    frame["mean_utilization"] = [f"{u:.0%}" for u in frame["mean_utilization"]]
+    frame["tokens_per_step"] = [f"{t:.2f}" for t in frame["tokens_per_step"]]
     frame.index.name = "autoscaler"
-    return frame.reset_index()
+    return frame.rename(columns=HEADINGS).reset_index()
 
 
 def render_replicas(scenario: Scenario) -> None:

@@ -8,6 +8,7 @@ never re-runs the engine and a class cannot fill the server's memory.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
 import logging
 from dataclasses import dataclass
@@ -34,6 +35,15 @@ class UserError(Exception):
     """A problem the user caused (bad text, bad upload); shown with st.error, never a traceback."""
 
 
+class Keep(enum.Enum):
+    """An override that keeps the scenario's own value (where None means something: no KV pool)."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+
+
 @dataclass(frozen=True)
 class Overrides:
     """The user's changes to a scenario, as plain hashable values."""
@@ -49,6 +59,14 @@ class Overrides:
     stop_chance: float | None = None
     workload_count: int | None = None
     workload_seed: int | None = None
+    # memory (engine.core.config.EngineConfig's names); KEEP: the scenario's own, None: off
+    kv_blocks: int | None | Keep = KEEP
+    block_size: int | Keep = KEEP
+    kv_policy: str | Keep = KEEP
+    token_budget: int | None | Keep = KEEP
+
+
+MEMORY = ("kv_blocks", "block_size", "kv_policy", "token_budget")  # the Overrides fields set as they are
 
 
 @dataclass
@@ -137,6 +155,7 @@ def _with_settings(scenario: Scenario, o: Overrides) -> Scenario:
         engine["fill_timeout"] = o.fill_timeout or None
     if o.clear_stop_token or o.stop_token is not None:
         engine["stop_token"] = None if o.clear_stop_token else o.stop_token
+    engine |= {key: getattr(o, key) for key in MEMORY if getattr(o, key) is not KEEP}
     scenario = scenario.with_engine(**engine)
     model = {k: v for k, v in (("seed", o.model_seed), ("stop_chance", o.stop_chance)) if v is not None}
     if model:

@@ -18,6 +18,7 @@ from pathlib import Path
 import streamlit as st
 
 from engine.analysis.frames import for_the_wire
+from ui import url
 from ui.batch_view import batch_table, batch_view
 from ui.runs import Run
 
@@ -42,28 +43,26 @@ def last_step(runs: list[Run]) -> int:
 
 
 def render_stage(
-    runs: list[Run],
-    labels: list[str] | None,
-    start: int,
-    speed: float,
-    projector: bool,
-    limit: int | None = None,
-    goto: tuple[str, int] | None = None,
+    runs: list[Run], labels: list[str] | None, start: int, projector: bool, limit: int | None = None
 ) -> int:
     """Mount the stage for `runs` (one, or two side by side on one clock) and return its step.
 
     `start` is where a newly mounted stage begins (the session's step); afterwards the
     stage keeps its own place across reruns and reports it back. While a prediction is open,
-    `limit` is the first step the stage may not show (0: none at all); `goto`, (the answered
-    prediction's key, its step), moves a mounted stage to that step once per prediction.
+    `limit` is the first step the stage may not show (0: none at all). A prediction just
+    checked (`revealed`: its key and step) moves a mounted stage to its step, once; until the
+    stage reports having moved, the step returned is that one, so the batch view under the
+    stage follows at once. The speed the learner picks is reported too, and kept in the URL.
     """
     run_id = "|".join(run.digest for run in runs)
     sent = st.session_state.setdefault("stage_sent", set())
+    goto = st.session_state.get("revealed")
+    speed = nearest_speed(st.session_state.get("speed", DEFAULT_SPEED))
     data = {
         "id": run_id,
         "labels": labels,
         "start": min(start, last_step(runs)),
-        "speed": nearest_speed(speed),
+        "speed": speed,
         "speeds": SPEEDS,
         "projector": projector,
         "limit": limit,
@@ -72,15 +71,30 @@ def render_stage(
     if run_id not in sent:
         data["runs"] = [for_the_wire(run.frames) for run in runs]
         sent.add(run_id)
+    key = f"stage_{run_id}"
     result = STAGE(
-        key=f"stage_{run_id}",
+        key=key,
         data=data,
-        default={"step": data["start"]},
-        on_step_change=lambda: None,
+        default={"step": data["start"], "speed": speed},
+        on_step_change=_reached,
+        on_speed_change=lambda: None,
         on_missing_change=lambda: sent.discard(run_id),  # a trigger: the browser lost the frames
     )
+    if isinstance(result.speed, int | float) and not isinstance(result.speed, bool):
+        st.session_state.speed = nearest_speed(result.speed)
+    url.save_speed(st.session_state.get("speed", DEFAULT_SPEED), DEFAULT_SPEED)
+    if goto is not None and st.session_state.get(REACHED) != goto:
+        return min(goto[1], last_step(runs))  # (the stage moves there in the browser as this run draws it)
     step = result.step if isinstance(result.step, int) else data["start"]
     return min(max(step, 0), last_step(runs))
+
+
+REACHED = "stage_reached"  # session state: the checked prediction whose step the stage has reported since
+
+
+def _reached() -> None:
+    """The stage reported a step: any move a checked prediction asked for has been made."""
+    st.session_state[REACHED] = st.session_state.get("revealed")
 
 
 def render_batch(run: Run, step: int, projector: bool) -> None:
@@ -88,7 +102,7 @@ def render_batch(run: Run, step: int, projector: bool) -> None:
     stage's request colours (for a projector: 24 px text)."""
     step = min(step, max(len(run.replay) - 1, 0))
     view = batch_view(run.replay, step, run.frames["colours"])
-    with st.expander(f"The batch as the model sees it at step {step}", expanded=True):
+    with st.expander(f"The batch as the model sees it at step {step}", expanded=True, key="batch_view"):
         st.caption(view.caption())
         if view.rows:
             st.html(batch_table(view, run.log.vocabulary, projector))

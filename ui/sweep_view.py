@@ -58,11 +58,22 @@ def sweep_figure(points: list[SweepPoint]) -> go.Figure:
     return figure
 
 
+HEADINGS = {
+    "batch_size": "batch size",
+    "throughput_tokens_per_s": "throughput (tokens/s)",
+    "steps": "steps",
+    "model_calls": "model calls",
+    "e2e_p50_ms": "end-to-end p50 (ms)",
+    "e2e_p99_ms": "end-to-end p99 (ms)",
+    "tpot_p50_ms": "time per token p50 (ms)",
+}
+
+
 def sweep_table(points: list[SweepPoint]) -> pd.DataFrame:
     frame = pd.DataFrame([dataclasses.asdict(p) for p in points])
     for column in ("e2e_p50_s", "e2e_p99_s", "tpot_p50_s"):
         frame[column.removesuffix("_s") + "_ms"] = frame.pop(column).astype(float) * 1e3
-    return frame.round(1)
+    return frame.round(1).rename(columns=HEADINGS)
 
 
 def render_sweep(scenario: Scenario, batch_sizes: tuple[int, ...] | None = None) -> None:

@@ -40,19 +40,11 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
     )
     for name, ratio in memory_speedups(results).items():
         st.metric(f"Paged / {name} throughput", f"{ratio:.2f}×" if ratio is not None else "–")
-    columns = {**COMPARED, **(MEMORY_COMPARED if "continuous-paged" in results else {})}
-    percent, count = "{:.0%}", "{:,.0f}"
-    formats = {"steps": count, "throughput_tokens_per_s": "{:,.0f} tok/s", "slot_utilization": percent}
-    formats |= {"padding_waste": percent, "kv_utilization": percent, "peak_running": count, "preemptions": count}
-    formats["recomputed_tokens"] = count
-    shown = {heading: formats.get(name, "{:.3f} s") for name, heading in columns.items()}
-    # numbers (None -> NaN, shown as –), headed by their labels (st.dataframe ignores Styler's relabel_index)
-    frame = pd.DataFrame(results).T[list(columns)].apply(pd.to_numeric).rename(columns=columns)
-    table = frame.style.format(shown, na_rep="–")
+    table = comparison_table(results)
     if projector:
         st.table(table)
     else:
-        st.dataframe(table, key="comparison_table")
+        st.dataframe(table, key="comparison_table", width="stretch")
     st.caption(cost_caption(run.cost))
     if "continuous-paged" in results:
         st.caption(GAP_TO_23X)
@@ -64,6 +56,26 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
     right.plotly_chart(_bars(names, latency, "end-to-end p50 (s)", text), key="compare_latency")
 
 
+def comparison_table(results: dict[str, dict]) -> pd.DataFrame:
+    """One row per figure and one column per configuration, as text ("–" where a figure does not
+    apply: KV utilisation with unlimited memory). Configurations across, not down, so the table
+    fits the page's width."""
+    figures = {**COMPARED, **(MEMORY_COMPARED if "continuous-paged" in results else {})}
+    percent, count = "{:.0%}", "{:,.0f}"
+    formats = {"steps": count, "throughput_tokens_per_s": "{:,.0f} tok/s", "slot_utilization": percent}
+    formats |= {"padding_waste": percent, "kv_utilization": percent, "peak_running": count, "preemptions": count}
+    formats["recomputed_tokens"] = count
+    rows = {}
+    for figure, label in figures.items():
+        shown = formats.get(figure, "{:.3f} s")
+        rows[label] = [_figure(results[name].get(figure), shown) for name in results]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=list(results))
+
+
+def _figure(value: object, shown: str) -> str:
+    return "–" if value is None or value != value else shown.format(value)  # (value != value: NaN)
+
+
 def _bars(names: list[str], values: list[float], title: str, text: int) -> go.Figure:
     """One bar per configuration, in grey: the request colours mean requests."""
     figure = go.Figure(go.Bar(x=names, y=values, marker_color=palette.PADDED))
@@ -71,8 +83,9 @@ def _bars(names: list[str], values: list[float], title: str, text: int) -> go.Fi
     return figure
 
 
-def render_log(run: Run) -> None:
-    """The events, filtered; only the first MAX_LOG_ROWS matching ones are turned into a table."""
+def render_log(run: Run, stem: str) -> None:
+    """The events, filtered; only the first MAX_LOG_ROWS matching ones are turned into a table.
+    The downloads are named after `stem` (the lesson, or the uploaded file) and the run's settings."""
     log = run.log
     left, middle, right = st.columns([2, 1, 1])
     kinds = left.multiselect("Kinds", KIND_LABELS, key="log_kinds")
@@ -92,10 +105,21 @@ def render_log(run: Run) -> None:
     st.caption(f"{len(matching):,} of {len(log):,} events{more}")
     table = events_frame(log, shown)
     st.dataframe(table[visible_columns(table)], key="log_table", height=420)
-    render_downloads(run)
+    render_downloads(run, download_name(stem, run))
 
 
-def render_downloads(run: Run) -> None:
+def download_name(stem: str, run: Run) -> str:
+    """`part2-slot-refill_batch2_continuous_ragged`: the lesson and the settings its log was made with."""
+    c = run.log.config
+    parts = [stem, f"batch{c.batch_size}", c.batching, "padded" if c.padded else "ragged"]
+    if c.kv_blocks is not None:
+        parts.append(f"kv{c.kv_blocks}x{c.block_size}-{c.kv_policy}")
+    if c.token_budget is not None:
+        parts.append(f"budget{c.token_budget}")
+    return "_".join(parts)
+
+
+def render_downloads(run: Run, name: str) -> None:
     """JSONL and CSV of the whole log, each made when its button is clicked.
 
     NOTE: on_click="ignore". A click that reruns the app gives every download made on the
@@ -104,12 +128,12 @@ def render_downloads(run: Run) -> None:
     """
     log, (left, right) = run.log, st.columns(2)
     left.download_button(
-        "Download JSONL", log.to_jsonl, "events.jsonl", "application/jsonl", key="get_jsonl", on_click="ignore"
+        "Download JSONL", log.to_jsonl, f"{name}.jsonl", "application/jsonl", key="get_jsonl", on_click="ignore"
     )
     right.download_button(
         "Download CSV",
         lambda: log.to_dataframe().to_csv(index=False),
-        "events.csv",
+        f"{name}.csv",
         "text/csv",
         key="get_csv",
         on_click="ignore",

@@ -32,11 +32,11 @@ import numpy as np
 
 from ..core.events import NONE, EventKind
 from ..core.stops import NO_MATCH, stop_matcher
+from .colours import colours
 from .kv_frames import kv_section, prefill_records
 from .narration import narrate
 from .replay import FOREVER, Replay
 
-COLOURS = 12  # the palette's size (ui/stage_component/stage.css has the colours)
 STILL_THERE, AFTER_CALL, NEXT_STEP = 0, 1, 2
 
 
@@ -157,30 +157,3 @@ def _calls(log, steps, kinds) -> list[list[int]]:
         bits, _ = log.call_mask(log.b[i])
         out.append([int(steps[i]), log.a[i], log.a[i] - bits.bit_count()])
     return out
-
-
-def colours(occupancy: list[list[int]], count: int) -> list[int]:
-    """A colour index per request, never that of a request in a neighbouring slot at an
-    overlapping time, nor of the one before or after it in its own slot.
-
-    Greedy in order of first admission: when a request is coloured, it must differ from the
-    coloured requests next to any of its stretches (a preempted request is readmitted,
-    maybe into another slot, and keeps one colour), so a handful of colours suffice.
-    """
-    colour = [-1] * count
-    ordered = sorted(occupancy, key=lambda row: (row[2], row[0]))
-    by_slot: dict[int, list[list[int]]] = {}
-    stints: dict[int, list[list[int]]] = {}
-    for row in ordered:
-        by_slot.setdefault(row[0], []).append(row)
-        stints.setdefault(row[1], []).append(row)
-    for request, held in stints.items():  # (in order of first admission)
-        taken = {
-            colour[other]
-            for slot, _, first, last, _ in held
-            for neighbour in (slot - 1, slot, slot + 1)
-            for _, other, other_first, other_last, _ in by_slot.get(neighbour, ())
-            if other != request and other_first <= last + 1 and other_last >= first - 1
-        }
-        colour[request] = next((c for c in range(COLOURS) if c not in taken), request % COLOURS)
-    return [c if c >= 0 else i % COLOURS for i, c in enumerate(colour)]

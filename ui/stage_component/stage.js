@@ -8,12 +8,28 @@ const FRAMES = new Map();  // run id -> [Frames]: outlives a stage, so a remount
 const DENSE_SLOTS = 24;  // above this many slots, cells show colour only (details on hover)
 const REPORT_AFTER_MS = 250;  // a pause in stepping this long reports the step to Python
 const ANIMATE_UP_TO = 4;  // steps per second up to which admitted chips fly into their slots
+const SVG = "http://www.w3.org/2000/svg";
+const MAX_CELL_CHARS = 12;  // a longer id or token is cut with an ellipsis (the hover has it whole)
+const NARROW = 640;  // px: below this the queue and the narration go under the grid (a phone)
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
+}
+
+// The most characters a cell's id and its token show (a run's texts, worked out once).
+function widestTexts(frames) {
+  if (!frames.widest) {
+    let id = 1, token = 1;
+    for (const request of frames.requests) {
+      id = Math.max(id, String(request.id).length);
+      for (const t of request.tokens) token = Math.max(token, frames.tokenText(t).length);
+    }
+    frames.widest = [Math.min(id, MAX_CELL_CHARS), Math.min(token, MAX_CELL_CHARS)];
+  }
+  return frames.widest;
 }
 
 class RunView {
@@ -40,16 +56,26 @@ class RunView {
     if (this.poolView) this.poolView.render(this.at, request);
   }
 
+  // Rows tall enough for their text: two lines (id over token; three for "prefill x/y"), or one
+  // line (id and token side by side) when two do not fit the screen's height, never less: a
+  // grid taller than the screen scrolls with the page rather than clip its cells. Columns are
+  // as wide as the longest id and token shown.
   layout(projector, availableHeight) {
     const slots = this.frames.slots;
     this.dense = slots > DENSE_SLOTS;
     const unit = projector ? 24 : 14;
-    const natural = this.dense ? 14 : unit * (this.frames.chunked ? 3.4 : 2.7);  // (chunked: "prefill" over "x/y")
-    const row = Math.max(4, Math.min(natural, (availableHeight - 2 * unit) / slots - 2));
+    const lines = this.frames.chunked ? 3 : 2;
+    const full = unit * 1.15 * lines + 8, one = unit * 1.2 + 8;
+    const fit = availableHeight / slots - 2;
+    const oneLine = !this.dense && fit < full;
+    const row = this.dense ? Math.max(4, Math.min(14, fit)) : oneLine ? Math.max(one, fit) : full;
     this.grid.style.setProperty("--row", `${row}px`);
     this.grid.classList.toggle("dense", this.dense);  // colour only: narrow columns, a step number every 5th
-    this.grid.classList.toggle("wide", this.frames.chunked && !this.dense);  // room for "prefill 1,527/4,000"
-    const cell = parseFloat(getComputedStyle(this.grid).getPropertyValue("--cell")) || 58;
+    this.grid.classList.toggle("oneline", oneLine);
+    const [id, token] = widestTexts(this.frames);
+    const chars = oneLine ? id + 1 + token : Math.max(id, token, this.frames.chunked ? 13 : 0);
+    const cell = this.dense ? (projector ? 22 : 18) : Math.max(projector ? 96 : 58, Math.ceil(chars * unit * 0.62) + 12);
+    this.grid.style.setProperty("--cell", `${cell}px`);
     const width = this.root.clientWidth || 800;
     this.perPage = Math.max(4, Math.floor((width - 5 * unit) / (cell + 2)));
     this.grid.style.gridTemplateColumns = `max-content repeat(${this.perPage}, var(--cell))`;
@@ -181,14 +207,21 @@ class RunView {
   }
 }
 
+// Whether keys pressed in `node` are its own: text fields, menus, radios (arrows pick an option), sliders.
+function typing(node) {
+  if (node.isContentEditable || ["TEXTAREA", "SELECT"].includes(node.tagName)) return true;
+  return node.tagName === "INPUT" && !["checkbox", "button", "submit"].includes(node.type);
+}
+
 class Stage {
   constructor(parent) {
     this.root = el("div", "stage");
+    this.root.tabIndex = -1;  // focusable, so that presentation mode can give it the keys
     parent.appendChild(this.root);
     this.bar = el("div", "bar");
     this.buttons = {};
     for (const [action, text, hint] of [["home", "|◀", "first step (Home)"], ["prev", "◀", "previous step (←)"],
-      ["play", "▶ Play", "play or pause (space)"], ["next", "▶", "next step (→)"], ["end", "▶|", "last step (End)"]]) {
+      ["play", "", "play or pause (space)"], ["next", "▶", "next step (→)"], ["end", "▶|", "last step (End)"]]) {
       const button = el("button", "", text);
       button.dataset.action = action;
       button.title = hint;
@@ -198,6 +231,7 @@ class Stage {
     }
     this.speed = el("select");
     this.speed.dataset.action = "speed";
+    this.speed.onchange = () => this.report && this.report("speed", Number(this.speed.value));
     this.slider = el("input");
     this.slider.type = "range";
     this.slider.min = "0";
@@ -215,6 +249,7 @@ class Stage {
     this.body.append(this.pane, this.side);
     this.root.append(this.bar, this.body);
     this.playing = false;
+    this.playLabel();
     this.onKey = (event) => this.key(event);
     document.addEventListener("keydown", this.onKey);
     this.onResize = () => this.relayout();
@@ -224,12 +259,14 @@ class Stage {
   update(data, report, trigger) {
     this.report = report;
     const projector = Boolean(data.projector);
-    if (projector !== this.root.classList.contains("projector")) {
+    const switched = projector !== this.root.classList.contains("projector");
+    if (switched) {
       this.root.classList.toggle("projector", projector);
       if (data.id === this.id) this.relayout();
     }
     if (data.id !== this.id && !this.load(data, trigger)) return;  // (the same run: keep playing where we are)
     this.hold(data.limit ?? null, data.goto ?? null);
+    if (projector && (switched || !this.root.contains(document.activeElement))) this.takeKeys();
   }
 
   // A new run: its frames (sent now, or kept from before), its views and its clock. False if
@@ -292,11 +329,15 @@ class Stage {
     return this.limit === null ? last : Math.max(0, this.clock.findLastIndex((step) => step < this.limit));
   }
 
+  // The grid fits the window's height (scrolled to the stage): the window less the controls,
+  // the step headings and the legend, whatever stands above the stage on the page.
   relayout() {
     if (!this.views) return;
     const projector = this.root.classList.contains("projector");
-    const top = this.runsBox.getBoundingClientRect().top || 0;
-    const available = Math.max(160, (window.innerHeight || 900) - Math.max(top, 0) - (projector ? 120 : 160));
+    this.root.classList.toggle("narrow", (this.root.clientWidth || 800) < NARROW);
+    const unit = projector ? 24 : 14;
+    const chrome = this.bar.offsetHeight + this.legend.offsetHeight + 4 * unit;
+    const available = Math.max(160, (window.innerHeight || 900) - chrome);
     for (const view of this.views) view.layout(projector, available);
     this.root.classList.toggle("dense", this.views.every((v) => v.dense));
     this.show(true);
@@ -315,10 +356,14 @@ class Stage {
     this.slider.value = String(this.position);
     const last = this.clock[this.clock.length - 1];
     const column = this.runs[0].columns[this.runs[0].columnOf(step)];
-    this.where.textContent = `Step ${step.toLocaleString("en")} of ${last.toLocaleString("en")}`
-      + (this.runs.length === 1 && column.idle ? ` · idle until step ${(column.last + 1).toLocaleString("en")}` : "")
-      + (this.limit !== null ? ` · answer the prediction to see step ${this.limit.toLocaleString("en")}` : "");
-    this.buttons.play.textContent = this.playing ? "⏸ Pause" : "▶ Play";
+    // Steps are numbered from 0, as in the log; while a prediction is open the run's length stays
+    // hidden (a question may ask it).
+    const n = (value) => value.toLocaleString("en");
+    this.where.textContent = `Step ${n(step)}`
+      + (this.runs.length === 1 && column.idle ? ` · idle until step ${n(column.last + 1)}` : "")
+      + (this.limit === 0 ? " · answer the prediction to see the run"
+        : this.limit !== null ? ` · answer the prediction to see step ${n(this.limit)}` : ` · steps 0–${n(last)}`);
+    this.playLabel();
     this.renderSide(step);
     if (animate) this.fly(before, step);
   }
@@ -417,8 +462,29 @@ class Stage {
     const was = this.playing;
     this.playing = false;
     cancelAnimationFrame(this.frame);
-    this.buttons.play.textContent = "▶ Play";
+    this.playLabel();
     if (was && report) this.reportNow();
+  }
+
+  // ▶ Play or ❚❚ Pause, drawn as inline SVG: not every font has a pause glyph.
+  playLabel() {
+    const button = this.buttons.play;
+    if (button.dataset.playing === String(this.playing)) return;
+    button.dataset.playing = String(this.playing);
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", "0 0 10 10");
+    svg.setAttribute("class", "icon");
+    svg.setAttribute("aria-hidden", "true");
+    const shapes = this.playing ? [[1.5, 1, 2.5, 8], [6, 1, 2.5, 8]] : null;
+    if (shapes) {
+      for (const [x, y, w, h] of shapes) {
+        const bar = svg.appendChild(document.createElementNS(SVG, "rect"));
+        Object.entries({ x, y, width: w, height: h }).forEach(([k, v]) => bar.setAttribute(k, String(v)));
+      }
+    } else {
+      svg.appendChild(document.createElementNS(SVG, "path")).setAttribute("d", "M2 1 L9 5 L2 9 Z");
+    }
+    button.replaceChildren(svg, this.playing ? " Pause" : " Play");
   }
 
   reportSoon() {
@@ -431,14 +497,22 @@ class Stage {
     if (this.report) this.report("step", this.step);
   }
 
+  // In presentation mode the stage takes the keys from the start: focus moves to it, unless the
+  // teacher is typing in a field (the Presentation switch itself keeps no focus).
+  takeKeys() {
+    let active = document.activeElement;
+    while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+    if (active && active !== document.body && typing(active)) return;
+    this.root.focus({ preventScroll: true });
+  }
+
   key(event) {
     const target = event.composedPath()[0];
     if (!this.root.isConnected || !this.root.offsetParent) return;  // not on screen (another tab)
-    if (target && (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) || target.isContentEditable)) {
-      if (target !== this.slider) return;
-    }
+    if (target && target !== this.slider && typing(target)) return;
     const action = { ArrowLeft: "prev", ArrowRight: "next", " ": "play", Home: "home", End: "end" }[event.key];
     if (!action) return;
+    if (action === "play" && target && target !== this.root && ["BUTTON", "INPUT"].includes(target.tagName)) return;
     event.preventDefault();
     this.act(action);
   }

@@ -1,0 +1,102 @@
+"""The lesson above the stage: its heading and Next lesson, the chapter's intro, the text, the
+requests it runs, what some lessons show beside it, its predictions and, once they are
+checked, what happened.
+
+The text describes the lesson's own settings. When the sidebar changes the run, a note above
+it says which settings differ and offers the lesson's own back, since the stage then shows
+another run than the one the text, captions and predictions were written for.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from engine.lab.scenario import Scenario
+from ui.controls import next_lesson_ui, reset_to_own_settings
+from ui.course import course, lesson_label, render_predictions, render_reveal
+from ui.lesson_extras import render_lesson_extras
+from ui.runs import Run
+from ui.settings import changed_settings
+
+MAX_TABLE_REQUESTS = 40  # a lesson's requests shown as a table (a generated workload is described instead)
+
+
+def render_lesson(
+    run: Run, name: str, scenario: Scenario | None, uploaded: bool, heading, projector: bool
+) -> int | None:
+    """Draw the lesson of `run` (`scenario` as written, before the sidebar's changes) under
+    `heading` (a container for its title row); return the first step a prediction still hides."""
+    shown = run.scenario
+    title, onward = heading.columns([4, 1], vertical_alignment="bottom")
+    title.subheader(shown.title if uploaded else lesson_label(name))
+    if not uploaded:
+        next_lesson_ui(name, onward)
+        intro = course().chapter_of(name).intro
+        if intro and not projector:
+            st.info(intro)
+    own = scenario if scenario is not None else shown
+    _render_changed_settings(own)
+    if projector:  # one click away, so the grid still fits a projector's screen
+        with st.expander("The lesson", key="lesson_text"):
+            _render_text(own)
+    else:
+        _render_text(own)
+    extras = st.container()  # filled below, once it is known whether a prediction is open
+    cap = None
+    if shown.quizzes:
+        st.toggle("Predict first", key="predict", value=True, bind="query-params")
+        cap = render_predictions(run, name if not uploaded else f"upload_{run.digest[:8]}")
+    elif own.quizzes:
+        st.caption("This lesson's predictions are for its own settings: pick the lesson again to answer them.")
+    if shown.reveal:
+        render_reveal(shown.reveal, cap, projector=projector)
+    with extras:
+        render_lesson_extras(shown, None if uploaded else name, projector=projector, predicting=cap is not None)
+    return cap
+
+
+def _render_text(scenario: Scenario) -> None:
+    st.write(scenario.lesson)
+    table = requests_table(scenario)
+    if table is not None:
+        stop = scenario.engine.stop_token
+        st.caption(f"The requests (stop token: {'none' if stop is None else stop}, for every request)")
+        st.table(table)
+
+
+def requests_table(scenario: Scenario) -> pd.DataFrame | None:
+    """The lesson's own requests, one row each: what a prediction may need (prompt, max_tokens,
+    stops, arrival, priority). None for a generated workload, or more than a table's worth."""
+    if scenario.explicit_requests is None or len(scenario.explicit_requests) > MAX_TABLE_REQUESTS:
+        return None
+    rows = []
+    for i, r in enumerate(scenario.explicit_requests):
+        rows.append(
+            {
+                "request": r.request_id or f"r{i}",
+                "prompt": str(r.prompt),
+                "max_tokens": r.max_tokens,
+                "stop sequences": "; ".join(str(s) for s in r.stop_sequences or []) or "–",
+                "arrives at step": r.arrival_step or 0,
+                "cancelled before step": "–" if r.cancel_step is None else r.cancel_step,
+                "priority": r.priority,
+            }
+        )
+    table = pd.DataFrame(rows).set_index("request")
+    plain = {"stop sequences": "–", "arrives at step": 0, "cancelled before step": "–", "priority": 0}
+    return table[[c for c in table.columns if c not in plain or (table[c] != plain[c]).any()]]
+
+
+def _render_changed_settings(scenario: Scenario) -> None:
+    changed = changed_settings(scenario)
+    if not changed:
+        return
+    said = "; ".join(f"{label}: {own} → {yours}" for label, own, yours in changed)
+    note, back = st.columns([4, 1], vertical_alignment="center")
+    note.warning(
+        f"You changed this lesson's settings ({said}). The text, captions and predictions below describe the "
+        "lesson's own settings; the stage shows your run.",
+        icon=":material/tune:",
+    )
+    back.button("Back to the lesson's settings", key="own_settings", on_click=reset_to_own_settings)

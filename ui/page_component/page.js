@@ -1,0 +1,63 @@
+// The page's own browser side (no view of its own): the browser history, and the learner's
+// predictions kept in this browser between visits.
+//
+// History: Streamlit adds a history entry whenever the app changes the URL, so a step, a tab
+// or a speed would each take one, and Back would walk through them instead of the lessons.
+// Here every change but a lesson's replaces the current entry; a change of lesson adds one.
+//
+// Predictions: Python sends the session's checked predictions (data.scores); they are kept
+// in localStorage, never on the server. A new session (a reload, a visit the next day) gets
+// them back once: this reports what the browser kept (state "saved"), and Python takes it.
+
+const STORE = "continuous-batching-lab/predictions";
+
+let aliases = {};  // a lesson's number -> its name ("1.2" -> "part2-slot-refill"): one lesson either way
+
+function lessonOf(href) {
+  const params = new URL(href, window.location.href).searchParams;
+  const lesson = params.get("lesson") || params.get("scenario");  // (an older link's name for it)
+  return lesson ? aliases[lesson] ?? lesson : null;
+}
+
+function addHistoryOnlyForLessons() {
+  if (window.history.pushState.keepsLessons) return;  // (once per page, however often this runs)
+  const push = window.history.pushState.bind(window.history);
+  const pushState = (state, title, url) => {
+    const from = lessonOf(window.location.href), to = url == null ? from : lessonOf(url);
+    if (from !== null && to !== null && from !== to) return push(state, title, url);
+    return window.history.replaceState(state, title, url);
+  };
+  pushState.keepsLessons = true;
+  window.history.pushState = pushState;
+}
+
+function kept() {
+  try {
+    const value = JSON.parse(window.localStorage.getItem(STORE) || "{}");
+    return value && typeof value === "object" && !Array.isArray(value) ? value : {};
+  } catch {
+    return {};  // (storage switched off, or not JSON: nothing kept)
+  }
+}
+
+let session = null;  // the server session this page last reported to
+let mayWrite = false;  // whether storage may take that session's scores (only once it has what was kept)
+
+export default function (component) {
+  const { data, setStateValue } = component;
+  aliases = data.aliases || {};
+  addHistoryOnlyForLessons();
+  if (data.session !== session) {  // a new session (a reload, or the server restarted): report once
+    session = data.session;
+    const saved = kept();
+    mayWrite = data.restored || !Object.keys(saved).length;
+    if (!mayWrite) setStateValue("saved", saved);  // Python merges them and sends data.restored
+  }
+  if (data.restored) mayWrite = true;
+  if (!mayWrite) return;
+  try {
+    window.localStorage.setItem(STORE, JSON.stringify(data.scores || {}));
+  } catch {
+    // storage full or switched off: the session still has its scores
+  }
+}
