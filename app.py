@@ -33,15 +33,19 @@ LESSON_HELP = "A link opens a lesson by name or number: ?lesson=part2-slot-refil
 
 st.set_page_config(page_title="Continuous Batching Lab", page_icon="🧮", layout="wide")
 
-heading, mode = st.columns([5, 1], vertical_alignment="bottom")
-presentation = mode.toggle("Presentation", key="presentation", bind="query-params")
-if presentation:  # the lesson's title heads the page
-    st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+presenting = st.session_state.get("presentation", st.query_params.get("presentation") == "true")
+if presenting:  # one row: the lesson's title heads the page, beside Next lesson and the switch
+    title, onward, mode = st.columns([6, 2, 2], vertical_alignment="bottom")
 else:
-    heading.title("Continuous Batching Lab")
-    heading = st.container()
+    name_row, mode = st.columns([5, 1], vertical_alignment="bottom")
+    name_row.title("Continuous Batching Lab")
+    title, onward = st.columns([4, 1], vertical_alignment="bottom")
+presentation = mode.toggle("Presentation", key="presentation", bind="query-params")
+if presentation:
+    st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
 lesson_box = st.container()
-switches = st.columns([3, 3, 4], vertical_alignment="center") if presentation else None
+# presentation mode keeps these switches on screen, in one row: batching, padded, side by side, predict first
+switches = st.columns([3, 3, 3, 2], vertical_alignment="center") if presentation else None
 
 with st.sidebar:
     name, upload, scenario = scenario_ui()
@@ -64,6 +68,7 @@ try:
         key="side_by_side",
         bind="query-params",
         help="Plays static and continuous batching of this scenario on one clock.",
+        wrap=True,
     )
     if side_by_side:
         pair = [load(name, upload, dataclasses.replace(overrides, batching=b)) for b in ("static", "continuous")]
@@ -90,7 +95,7 @@ if st.session_state.get("unknown_lesson"):
 cap = None  # the first step a prediction still hides
 if run.scenario is not None:
     with lesson_box:
-        cap = render_lesson(run, name, scenario, upload is not None, heading, projector=presentation)
+        cap = render_lesson(run, name, scenario, upload is not None, (title, onward), switches)
 
 grid_tab, timeline_tab, metrics_tab, compare_tab, log_tab, practice_tab = st.tabs(
     ["Grid", "Timeline", "Metrics", "Compare", "Event log", "Practice"], key="tab", bind="query-params"

@@ -83,6 +83,17 @@ def test_the_reported_step_moves_the_batch_view_and_the_url():
     assert app.session_state["step"] == 3  # clamped to the run's last step
 
 
+def test_a_checked_prediction_moves_the_batch_view_on_its_own_run_before_the_stage_reports():
+    app = start(lesson="part2-slot-refill")
+    app.radio(key="quiz_part2_slot_refill_1").set_value("slot 0").run()
+    app.button(key="check_part2_slot_refill_1").click().run()  # (the stage, not in a browser here, never reports)
+    assert batch_caption(app) == "The batch as the model sees it at step 1"
+    assert stage_data(app)["goto"] == ["quiz_part2_slot_refill_1", 1]
+    report_step(app, 1)  # the stage has moved there; from now on its own reports count again
+    report_step(app, 0)
+    assert batch_caption(app) == "The batch as the model sees it at step 0"
+
+
 def test_padded_mode_sends_batch_size_rows_every_step():
     app = start(scenario="part2-slot-refill", step=3)
     assert frames(app)["narration"]["3"][2] == "The model is called with 1 row."

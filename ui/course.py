@@ -91,8 +91,9 @@ def shows_whole_run(tab: str, cap: int | None, run: Run) -> bool:
     return st.toggle("Show the whole run anyway", key=f"whole_run_{tab}_{run.digest[:8]}")
 
 
-def render_predictions(run: Run, lesson: str) -> int | None:
-    """Ask the lesson's next prediction and show the answered ones; return the first step not yet shown."""
+def render_predictions(run: Run, lesson: str, projector: bool = False) -> int | None:
+    """Ask the lesson's next prediction and show the answered ones; return the first step not yet shown.
+    For a projector the verdict leaves out the step's narration, which the stage shows beside the grid."""
     scenario = run.scenario
     if scenario is None or not scenario.quizzes or not st.session_state.get("predict", True):
         return None
@@ -113,9 +114,9 @@ def render_predictions(run: Run, lesson: str) -> int | None:
     pending = min(unanswered, key=lambda asked: asked[2].step, default=None)  # the earliest step first
     if answered:  # the one checked last
         last = st.session_state.get(LAST_CHECKED)
-        _render_last(*next((a for a in answered if a[0] == last), answered[-1]))
+        _render_last(*next((a for a in answered if a[0] == last), answered[-1]), projector=projector)
     if pending is not None:
-        _render_question(*pending)
+        _render_question(*pending, projector=projector)
     right = sum(results[key] for key, _, _ in answered)
     st.caption(f"This lesson: {right}/{len(asked)} right" + _chapter_caption(lesson))
     return pending[2].step if pending is not None else None
@@ -138,10 +139,10 @@ def _chapter_caption(lesson: str) -> str:
     return f" · chapter {found.chapter + 1}: {right}/{total} right"
 
 
-def _render_question(key: str, quiz: Quiz, q: Question) -> None:
+def _render_question(key: str, quiz: Quiz, q: Question, projector: bool) -> None:
     """The question, its answer widget and the Check button, on one compact row."""
     with st.container(border=True):
-        ask, answer, check = st.columns([5, 4, 2], vertical_alignment="center")
+        ask, answer, check = st.columns([4, 3, 3] if projector else [5, 4, 2], vertical_alignment="center")
         ask.markdown(f"**Predict** (before step {q.step}): {quiz.ask}")
         if q.options is None:
             answer.number_input(
@@ -173,14 +174,14 @@ def _check(key: str, q: Question) -> None:
     st.session_state.revealed = (key, q.step)  # and a stage already on the page moves there
 
 
-def _render_last(key: str, quiz: Quiz, q: Question) -> None:
+def _render_last(key: str, quiz: Quiz, q: Question, projector: bool) -> None:
     """The last checked prediction: right or wrong, and why (the fact, the teacher's why, the step's narration)."""
     right = st.session_state[RESULTS][key]
     given = st.session_state.get(GIVEN, {}).get(key)
     verdict = "Right." if right else f"Not quite: you said {given}, the answer is {q.answer}."
     fact, *narration = q.explanation
     text = f"{quiz.ask} **{verdict}** {fact} {quiz.why}".strip()
-    if narration:
+    if narration and not projector:
         text += f"\n\nStep {q.step}: " + " ".join(narration)
     (st.success if right else st.error)(text, icon=":material/check_circle:" if right else ":material/cancel:")
 
@@ -195,13 +196,18 @@ def kept_scores() -> dict[str, list]:
 
 
 def restore_scores(saved: object) -> None:
-    """Take the predictions a browser kept (`kept_scores`) into the session, for the course's own
-    questions only; anything else in them (another version's keys, a hand-edited store) is ignored,
-    and what the session has already checked wins."""
+    """Take the predictions a browser kept (`kept_scores`) into the session (`merge_scores`)."""
+    results, given = st.session_state.setdefault(RESULTS, {}), st.session_state.setdefault(GIVEN, {})
+    merge_scores(saved, results, given, course_keys())
+
+
+def merge_scores(saved: object, results: dict, given: dict, keys: list[str]) -> None:
+    """Merge kept predictions into `results` and `given`, for the questions `keys` only: anything else
+    in them (another version's keys, a hand-edited store) is ignored, and what the session has
+    already checked wins. Looks at no more entries than there are `keys`."""
     if not isinstance(saved, dict):
         return
-    results, given = st.session_state.setdefault(RESULTS, {}), st.session_state.setdefault(GIVEN, {})
-    for key in course_keys():
+    for key in keys:
         entry = saved.get(key)
         if key in results or not isinstance(entry, list) or len(entry) != 2 or type(entry[0]) is not bool:
             continue

@@ -23,12 +23,14 @@ MAX_TABLE_REQUESTS = 40  # a lesson's requests shown as a table (a generated wor
 
 
 def render_lesson(
-    run: Run, name: str, scenario: Scenario | None, uploaded: bool, heading, projector: bool
+    run: Run, name: str, scenario: Scenario | None, uploaded: bool, heading: tuple, switches: list | None
 ) -> int | None:
-    """Draw the lesson of `run` (`scenario` as written, before the sidebar's changes) under
-    `heading` (a container for its title row); return the first step a prediction still hides."""
-    shown = run.scenario
-    title, onward = heading.columns([4, 1], vertical_alignment="bottom")
+    """Draw the lesson of `run` (`scenario` as written, before the sidebar's changes); `heading` is
+    the places of its title and its Next lesson button; `switches`, in presentation mode, the row
+    of switches kept on screen (the last takes "Predict first"). Return the first step a
+    prediction still hides."""
+    shown, projector = run.scenario, switches is not None
+    title, onward = heading
     title.subheader(shown.title if uploaded else lesson_label(name))
     if not uploaded:
         next_lesson_ui(name, onward)
@@ -37,20 +39,23 @@ def render_lesson(
             st.info(intro)
     own = scenario if scenario is not None else shown
     _render_changed_settings(own)
+    text, told = st.columns(2) if projector else (st.container(), st.container())
     if projector:  # one click away, so the grid still fits a projector's screen
-        with st.expander("The lesson", key="lesson_text"):
+        with text.expander("The lesson", key="lesson_text"):
             _render_text(own)
     else:
-        _render_text(own)
+        with text:
+            _render_text(own)
     extras = st.container()  # filled below, once it is known whether a prediction is open
     cap = None
     if shown.quizzes:
-        st.toggle("Predict first", key="predict", value=True, bind="query-params")
-        cap = render_predictions(run, name if not uploaded else f"upload_{run.digest[:8]}")
+        (switches[-1] if projector else st).toggle("Predict first", key="predict", value=True, bind="query-params")
+        cap = render_predictions(run, name if not uploaded else f"upload_{run.digest[:8]}", projector)
     elif own.quizzes:
         st.caption("This lesson's predictions are for its own settings: pick the lesson again to answer them.")
     if shown.reveal:
-        render_reveal(shown.reveal, cap, projector=projector)
+        with told:
+            render_reveal(shown.reveal, cap, projector=projector)
     with extras:
         render_lesson_extras(shown, None if uploaded else name, projector=projector, predicting=cap is not None)
     return cap
@@ -62,7 +67,7 @@ def _render_text(scenario: Scenario) -> None:
     if table is not None:
         stop = scenario.engine.stop_token
         st.caption(f"The requests (stop token: {'none' if stop is None else stop}, for every request)")
-        st.table(table)
+        st.table(table, width="content")
 
 
 def requests_table(scenario: Scenario) -> pd.DataFrame | None:

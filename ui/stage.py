@@ -76,25 +76,33 @@ def render_stage(
         key=key,
         data=data,
         default={"step": data["start"], "speed": speed},
-        on_step_change=_reached,
+        on_step_change=lambda: None,
         on_speed_change=lambda: None,
         on_missing_change=lambda: sent.discard(run_id),  # a trigger: the browser lost the frames
     )
     if isinstance(result.speed, int | float) and not isinstance(result.speed, bool):
         st.session_state.speed = nearest_speed(result.speed)
     url.save_speed(st.session_state.get("speed", DEFAULT_SPEED), DEFAULT_SPEED)
-    if goto is not None and st.session_state.get(REACHED) != goto:
-        return min(goto[1], last_step(runs))  # (the stage moves there in the browser as this run draws it)
     step = result.step if isinstance(result.step, int) else data["start"]
+    step = _until_reached(goto, step)
     return min(max(step, 0), last_step(runs))
 
 
-REACHED = "stage_reached"  # session state: the checked prediction whose step the stage has reported since
+MOVING = "stage_moving"  # session state: [a checked prediction, the stage's step then, moved since]
 
 
-def _reached() -> None:
-    """The stage reported a step: any move a checked prediction asked for has been made."""
-    st.session_state[REACHED] = st.session_state.get("revealed")
+def _until_reached(goto: list | tuple | None, reported: int) -> int:
+    """The step to show: a just-checked prediction's (`goto`: its key and step) until the stage
+    reports another step than the one it stood at when the prediction was checked, which means
+    it has moved there; from then on, the stage's own."""
+    if goto is None:
+        return reported
+    moving = st.session_state.get(MOVING)
+    if moving is None or moving[0] != goto:  # checked just now
+        moving = st.session_state[MOVING] = [goto, reported, False]
+    if not moving[2] and (reported != moving[1] or reported == goto[1]):
+        moving[2] = True
+    return reported if moving[2] else goto[1]
 
 
 def render_batch(run: Run, step: int, projector: bool) -> None:

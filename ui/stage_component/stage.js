@@ -207,6 +207,12 @@ class RunView {
   }
 }
 
+// Where `node` sits below the top of the page (Streamlit's main area, not the window, scrolls).
+function pageTop(node) {
+  const main = document.querySelector("[data-testid='stMain']");
+  return node.getBoundingClientRect().top + (main ? main.scrollTop : window.scrollY);
+}
+
 // Whether keys pressed in `node` are its own: text fields, menus, radios (arrows pick an option), sliders.
 function typing(node) {
   if (node.isContentEditable || ["TEXTAREA", "SELECT"].includes(node.tagName)) return true;
@@ -329,15 +335,17 @@ class Stage {
     return this.limit === null ? last : Math.max(0, this.clock.findLastIndex((step) => step < this.limit));
   }
 
-  // The grid fits the window's height (scrolled to the stage): the window less the controls,
-  // the step headings and the legend, whatever stands above the stage on the page.
+  // The grid fits the window's height below the stage's top when the stage starts in the
+  // window's upper part (a projector's screen shows it whole), else the window's height (the
+  // page scrolls to it: a phone, a long lesson text); cells never shrink below one line of text.
   relayout() {
     if (!this.views) return;
     const projector = this.root.classList.contains("projector");
     this.root.classList.toggle("narrow", (this.root.clientWidth || 800) < NARROW);
-    const unit = projector ? 24 : 14;
-    const chrome = this.bar.offsetHeight + this.legend.offsetHeight + 4 * unit;
-    const available = Math.max(160, (window.innerHeight || 900) - chrome);
+    const unit = projector ? 24 : 14, height = window.innerHeight || 900;
+    const top = pageTop(this.runsBox);
+    const above = top > 0 && top < height * 0.6 ? top : this.bar.offsetHeight;
+    const available = Math.max(160, height - above - this.legend.offsetHeight - 3 * unit);
     for (const view of this.views) view.layout(projector, available);
     this.root.classList.toggle("dense", this.views.every((v) => v.dense));
     this.show(true);

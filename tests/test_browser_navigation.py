@@ -1,0 +1,204 @@
+"""The course as a learner walks it, in a real headless Chromium: through Next lesson, the picker
+from a later step, Back and Forward, a reload; in presentation mode and at a phone's width.
+
+Each test reproduces a defect a learner met (issue "The course a learner can trust"), so a
+fresh link alone would not have caught it. Skipped with a reason when Debian's Chromium is
+missing outside CI. Screenshots go to test-artifacts/navigation-*.png: look at them.
+"""
+
+import time
+
+from tests.browser_support import (
+    FIND_STAGE,
+    open_app,
+    require_browser,
+    screenshot,
+    stage_step,
+    wait_for_stage_step,
+    wait_for_url,
+    wait_until_idle,
+)
+
+sync_api = require_browser()
+
+KV_LESSON = "7.1 KV memory: paged blocks vs reserving for the worst case"
+
+
+def choose_lesson(page, label: str) -> None:
+    """Pick `label` in the sidebar's Lesson picker (retried: right after a load a choice can be lost)."""
+    for attempt in range(3):
+        page.locator("[data-testid='stSelectbox']").first.click()
+        page.keyboard.type(label[:4])
+        page.get_by_role("option", name=label).click()
+        try:
+            page.get_by_role("heading", name=label).wait_for(timeout=8_000)
+            break
+        except sync_api.TimeoutError:
+            if attempt == 2:
+                raise
+    wait_until_idle(page)
+
+
+def heading(page) -> str:
+    return page.locator("h3").first.inner_text()
+
+
+def asks(page) -> int:
+    """How many predictions the page asks now (one at a time, so 0 or 1)."""
+    return page.get_by_text("Predict (before step").count()
+
+
+def check_answer(page, option: str | None = None, number: int | None = None) -> None:
+    if option is not None:
+        page.get_by_role("radiogroup", name="Your answer").get_by_text(option, exact=True).click()
+    else:
+        box = page.get_by_placeholder("a number")
+        box.fill(str(number))
+        box.press("Enter")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Check prediction").click()
+    wait_until_idle(page)
+
+
+def stage_eval(page, body: str):
+    """Evaluate `body` (a function of the stage's root element) in the page."""
+    return page.evaluate(f"() => {{ const root = ({FIND_STAGE})(); return ({body})(root); }}")
+
+
+def test_the_picker_from_a_later_step_opens_a_lesson_with_all_its_predictions(page, url):
+    open_app(page, url, "?lesson=2.2&step=11")  # a link to a step: 2.2's questions before it are skipped
+    assert stage_step(page) == 11
+    choose_lesson(page, KV_LESSON)
+    page.get_by_text("Predict (before step").wait_for(timeout=30_000)
+    assert page.get_by_text("What happened.").count() == 0  # the reveal waits for the predictions
+    assert page.get_by_text("This lesson: 0/2 right").count() == 1
+    screenshot(page, "navigation-picker-later-step")
+
+
+def test_next_lesson_from_a_later_step_asks_the_next_lesson_s_predictions(page, url):
+    open_app(page, url, "?lesson=1.4&step=5")
+    assert stage_step(page) == 5
+    page.get_by_role("button", name="Next lesson: 2.1").click()
+    page.get_by_role("heading", name="2.1 Static vs continuous batching on the same requests").wait_for(timeout=30_000)
+    page.get_by_text("Predict (before step 0)").wait_for(timeout=30_000)
+    wait_for_url(page, "step=", present=False)
+    assert stage_eval(page, "(root) => root.classList.contains('veiled')")  # step 0 is asked about: all hidden
+
+
+def test_back_returns_to_the_previous_lesson_and_steps_and_tabs_add_no_history(page, url):
+    open_app(page, url, "?lesson=1.2&predict=false")
+    start = page.evaluate("history.length")
+    page.get_by_role("button", name="Next lesson: 1.3").click()
+    page.get_by_role("heading", name="1.3 The first example: three requests, four slots").wait_for(timeout=30_000)
+    wait_until_idle(page)
+    for _ in range(3):  # steps: each replaces the history entry
+        page.locator("[data-action='next']").click()
+        time.sleep(0.4)
+    wait_for_url(page, "step=3")
+    page.get_by_role("tab", name="Timeline").click()
+    wait_for_url(page, "tab=Timeline")
+    assert page.evaluate("history.length") == start + 1  # one entry for the new lesson, none for steps or tabs
+    page.go_back()
+    page.get_by_role("heading", name="1.2 Part 2: a freed slot is refilled at once").wait_for(timeout=30_000)
+    wait_for_url(page, "lesson=part2-slot-refill")
+    page.go_forward()
+    page.get_by_role("heading", name="1.3 The first example: three requests, four slots").wait_for(timeout=30_000)
+    wait_for_url(page, "lesson=first-example")
+
+
+def test_the_chosen_speed_reaches_the_url_and_survives_side_by_side(page, url, browser):
+    open_app(page, url, "?lesson=2.1&predict=false")
+    page.locator("select[data-action='speed']").select_option("8")
+    wait_for_url(page, "speed=8")
+    page.get_by_text("Static and continuous side by side").click()
+    wait_for_url(page, "side_by_side=true")
+    wait_until_idle(page)
+    assert stage_eval(page, "(root) => root.querySelector('select[data-action=\"speed\"]').value") == "8"
+    fresh = browser.new_page()
+    open_app(fresh, url, "?" + page.url.split("?", 1)[1])
+    assert stage_eval(fresh, "(root) => root.querySelector('select[data-action=\"speed\"]').value") == "8"
+    fresh.close()
+
+
+def test_checked_predictions_survive_a_reload_kept_in_the_browser(page, url):
+    open_app(page, url, "?lesson=1.2")
+    check_answer(page, option="slot 0")
+    page.get_by_text("A has finished. Which slot does C take? Right.").wait_for(timeout=30_000)
+    page.reload()
+    page.wait_for_selector("[data-stage-step]", timeout=60_000)
+    page.get_by_text("This lesson: 1/3 right").wait_for(timeout=30_000)
+    assert page.get_by_text("Which slot does D take?").count() == 1  # the next one is asked, not the first again
+
+
+def test_the_stage_says_steps_from_0_and_hides_the_run_s_length_while_a_prediction_is_open(page, url):
+    open_app(page, url, "?lesson=2.1")  # asks "How many steps does static batching take?" before step 0
+    where = stage_eval(page, "(root) => root.querySelector('.where').textContent")
+    assert where == "Step 0 · answer the prediction to see the run"
+    open_app(page, url, "?lesson=2.1&predict=false")
+    where = stage_eval(page, "(root) => root.querySelector('.where').textContent")
+    assert where == "Step 0 · steps 0–13"
+
+
+def test_presentation_mode_takes_the_keys_at_once_and_keeps_cells_readable(page, url):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    open_app(page, url, "?lesson=7.1")  # 8 slots, and a prediction about step 0
+    page.get_by_text("Presentation", exact=True).click()  # the teacher switches it on: focus is on the switch
+    wait_until_idle(page)
+    check_answer(page, number=8)  # the verdict above the stage used to shrink the cells to one cut line
+    page.get_by_text("Right.").first.wait_for(timeout=30_000)
+    check_answer(page, number=16)
+    page.get_by_text("What happened").first.wait_for(timeout=30_000)
+    wait_until_idle(page)
+    page.keyboard.press("ArrowRight")  # no click on the stage first
+    wait_for_stage_step(page, 1)
+    assert not clipped_cells(page)
+    height = stage_eval(page, "(root) => root.querySelector('.cell:not(.future)').getBoundingClientRect().height")
+    assert height >= 55  # two lines of 24 px text
+    screenshot(page, "navigation-presentation-1080")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    time.sleep(0.5)
+    assert not clipped_cells(page)
+    screenshot(page, "navigation-presentation-720")
+
+
+def test_cells_hold_their_text_with_8_slots_and_at_a_phone_s_width(page, url):
+    open_app(page, url, "?lesson=7.1&predict=false")
+    assert not clipped_cells(page)  # "r0 / 741" overflowed its cell
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_app(page, url, "?lesson=5.2&predict=false&step=60")
+    time.sleep(0.5)
+    assert not clipped_cells(page)
+    width = stage_eval(page, "(root) => root.querySelector('.grid').getBoundingClientRect().width")
+    assert width > 300  # the queue and the narration go under the grid, which keeps the width
+    cell = stage_eval(page, "(root) => root.querySelector('.cell:not(.future)').getBoundingClientRect().height")
+    assert cell >= 30
+    page.locator("[data-stage-step]").first.scroll_into_view_if_needed()
+    screenshot(page, "navigation-phone-5.2")
+
+
+def test_the_pause_button_is_drawn_not_a_missing_glyph(page, url):
+    open_app(page, url, "?lesson=1.3&predict=false")
+    page.locator("[data-action='play']").click()
+    assert stage_eval(page, "(root) => root.querySelector('[data-action=\"play\"]').textContent.trim()") == "Pause"
+    assert stage_eval(page, "(root) => root.querySelectorAll('[data-action=\"play\"] svg rect').length") == 2
+
+
+def test_an_expander_whose_prediction_is_checked_opens_at_the_first_click(page, url):
+    open_app(page, url, "?lesson=1.4")
+    check_answer(page, option="slot 0")
+    page.get_by_text("What does C's callback receive?").wait_for(timeout=30_000)
+    check_answer(page, option="[3, 661, 837, 634]")
+    page.get_by_text("What does C's callback receive? Right.").wait_for(timeout=30_000)
+    summary = page.locator("[data-testid='stExpander'] summary").filter(has_text="The running table")
+    summary.click()
+    wait_until_idle(page)
+    assert page.locator("[data-testid='stExpander'] details[open] summary").filter(has_text="The running table").count()
+
+
+def clipped_cells(page) -> int:
+    """Cells of the stage whose id or token is cut (wider than the cell shows)."""
+    return stage_eval(
+        page,
+        "(root) => [...root.querySelectorAll('.cell .rid, .cell .tok')]"
+        ".filter((e) => e.textContent && e.scrollWidth > e.clientWidth + 1).length",
+    )
