@@ -254,3 +254,15 @@ class Upload:
 
     def getvalue(self) -> bytes:
         return self.data
+
+
+def start_app(**query):
+    """The app under Streamlit's AppTest, opened at these query parameters and run once."""
+    import pathlib
+
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_file(str(pathlib.Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
+    for key, value in query.items():
+        app.query_params[key] = str(value)
+    return app.run()

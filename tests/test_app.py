@@ -7,15 +7,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.lab.scenario import list_scenarios
+from tests.helpers import start_app
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 
-
-def start(**query) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    for key, value in query.items():
-        app.query_params[key] = str(value)
-    return app.run()
 
 
 def stage_data(app: AppTest) -> dict:
@@ -49,13 +44,13 @@ def texts(app: AppTest) -> str:
 
 @pytest.mark.parametrize("name", [p.stem for p in list_scenarios()])
 def test_app_starts_without_exception_on_every_scenario(name):
-    app = start(scenario=name)
+    app = start_app(scenario=name)
     assert not app.exception and not app.error
     assert frames(app)["version"] == 1
 
 
 def test_the_stage_gets_one_row_per_slot_and_every_step():
-    app = start(scenario="part2-slot-refill")
+    app = start_app(scenario="part2-slot-refill")
     run = frames(app)
     assert (run["slots"], run["steps"]) == (2, 4)  # part2: 2 slots, steps 0-3
     assert [r["id"] for r in run["requests"]] == ["A", "B", "C", "D"]
@@ -66,7 +61,7 @@ def test_the_stage_gets_one_row_per_slot_and_every_step():
 
 
 def test_the_frames_are_sent_once_per_run():
-    app = start(scenario="part2-slot-refill")
+    app = start_app(scenario="part2-slot-refill")
     first = stage_data(app)
     app.run()
     again = stage_data(app)
@@ -74,7 +69,7 @@ def test_the_frames_are_sent_once_per_run():
 
 
 def test_the_reported_step_moves_the_batch_view_and_the_url():
-    app = start(lesson="part2-slot-refill", predict="false")
+    app = start_app(lesson="part2-slot-refill", predict="false")
     assert batch_caption(app) == "The batch as the model sees it at step 0"
     report_step(app, 2)
     assert app.session_state["step"] == 2 and app.query_params["step"] == "2"
@@ -84,7 +79,7 @@ def test_the_reported_step_moves_the_batch_view_and_the_url():
 
 
 def test_a_checked_prediction_moves_the_batch_view_on_its_own_run_before_the_stage_reports():
-    app = start(lesson="part2-slot-refill")
+    app = start_app(lesson="part2-slot-refill")
     app.radio(key="quiz_part2_slot_refill_1").set_value("slot 0").run()
     app.button(key="check_part2_slot_refill_1").click().run()  # (the stage, not in a browser here, never reports)
     assert batch_caption(app) == "The batch as the model sees it at step 1"
@@ -95,7 +90,7 @@ def test_a_checked_prediction_moves_the_batch_view_on_its_own_run_before_the_sta
 
 
 def test_padded_mode_sends_batch_size_rows_every_step():
-    app = start(scenario="part2-slot-refill", step=3)
+    app = start_app(scenario="part2-slot-refill", step=3)
     assert frames(app)["narration"]["3"][2] == "The model is called with 1 row."
     app.toggle(key="padded").set_value(True).run()
     run = frames(app)
@@ -107,16 +102,16 @@ def test_padded_mode_sends_batch_size_rows_every_step():
 
 
 def test_static_batching_and_stop_controls_change_the_run():
-    app = start(scenario="part2-slot-refill")
+    app = start_app(scenario="part2-slot-refill")
     app.radio(key="batching").set_value("static").run()
     assert frames(app)["steps"] == 5  # static: 5 steps instead of 4
-    app = start(scenario="stop-token-included", step=2)
+    app = start_app(scenario="stop-token-included", step=2)
     assert any("the stop token" in s for s in frames(app)["narration"]["1"])
     app.text_input(key="stop_token").input("99").run()
     narration = frames(app)["narration"]
     assert not any("the stop token" in s for ss in narration.values() for s in ss)  # 0 is an ordinary token now
     assert "Slot 0: request A emitted 0 ('<eos>')." in narration["2"]
-    app = start(scenario="part2-slot-refill", step=2)
+    app = start_app(scenario="part2-slot-refill", step=2)
     app.text_input(key="stop_sequences").input("31 32; 7 8").run()
     assert (
         "Slot 0: request C emitted 32, completing stop sequence [31, 32]; it is evicted and its callback receives "
@@ -125,19 +120,19 @@ def test_static_batching_and_stop_controls_change_the_run():
 
 
 def test_the_stop_token_field_can_be_emptied_and_that_means_none():
-    app = start(scenario="stop-token-included")
+    app = start_app(scenario="stop-token-included")
     assert app.text_input(key="stop_token").value == "0"
     app.text_input(key="stop_token").input("").run()
     assert not app.exception and not app.error
     assert app.query_params["stop_token"] == "none"
     assert not any("the stop token" in s for ss in frames(app)["narration"].values() for s in ss)
     assert app.text_input(key="stop_token").value == ""  # it stays empty: nothing puts 0 back
-    app = start(scenario="stop-token-included", stop_token="none")
+    app = start_app(scenario="stop-token-included", stop_token="none")
     assert app.text_input(key="stop_token").value == ""
 
 
 def test_a_bad_stop_token_shows_an_inline_error_and_keeps_the_scenario_s_own():
-    app = start(scenario="stop-token-included")
+    app = start_app(scenario="stop-token-included")
     app.text_input(key="stop_token").input("x1").run()
     assert not app.exception
     assert [e.value for e in app.error] == [
@@ -147,7 +142,7 @@ def test_a_bad_stop_token_shows_an_inline_error_and_keeps_the_scenario_s_own():
 
 
 def test_bad_stop_sequence_text_shows_an_inline_error_and_no_exception():
-    app = start()
+    app = start_app()
     app.text_input(key="stop_sequences").input("7 8; 3 x").run()
     assert not app.exception
     assert [e.value for e in app.error] == [
@@ -158,17 +153,17 @@ def test_bad_stop_sequence_text_shows_an_inline_error_and_no_exception():
 
 
 def test_model_knobs_rerun_the_scenario():
-    app = start(scenario="first-example", step=0)
+    app = start_app(scenario="first-example", step=0)
     before = frames(app)["requests"]
     app.number_input(key="model_seed").set_value(5).run()
     assert frames(app)["requests"] != before
-    app = start(scenario="poisson-arrivals")
+    app = start_app(scenario="poisson-arrivals")
     app.number_input(key="workload_count").set_value(10).run()
     assert len(frames(app)["requests"]) == 10 and frames(app)["steps"] < 100
 
 
 def test_the_lesson_says_which_settings_differ_from_the_ones_it_describes_and_offers_them_back():
-    app = start(scenario="anyscale-cap128")
+    app = start_app(scenario="anyscale-cap128")
     assert not app.warning
     app.number_input(key="workload_count").set_value(50).run()
     assert [w.value for w in app.warning] == [
@@ -182,7 +177,7 @@ def test_the_lesson_says_which_settings_differ_from_the_ones_it_describes_and_of
 
 
 def test_query_parameters_open_the_same_view():
-    app = start(scenario="stop-sequences", step=3, batch_size=3, tab="Grid", speed=30)
+    app = start_app(scenario="stop-sequences", step=3, batch_size=3, tab="Grid", speed=30)
     assert not app.exception
     assert app.session_state["step"] == 3 and app.session_state["batch_size"] == 3
     data = stage_data(app)
@@ -193,13 +188,13 @@ def test_query_parameters_open_the_same_view():
 
 
 def test_a_speed_in_the_url_snaps_to_an_offered_one_and_a_bad_one_is_ignored():
-    assert stage_data(start(speed=25))["speed"] == 30
-    assert stage_data(start(speed="fast"))["speed"] == 2
-    assert stage_data(start(speed=1000))["speed"] == 2  # out of range: ignored
+    assert stage_data(start_app(speed=25))["speed"] == 30
+    assert stage_data(start_app(speed="fast"))["speed"] == 2
+    assert stage_data(start_app(speed=1000))["speed"] == 2  # out of range: ignored
 
 
 def test_side_by_side_sends_static_and_continuous_runs_on_one_stage():
-    app = start(scenario="static-vs-continuous", side_by_side="true")
+    app = start_app(scenario="static-vs-continuous", side_by_side="true")
     data = stage_data(app)
     assert data["labels"] == ["Static batching", "Continuous batching"]
     assert [run["batching"] for run in data["runs"]] == ["static", "continuous"]
@@ -208,7 +203,7 @@ def test_side_by_side_sends_static_and_continuous_runs_on_one_stage():
 
 @pytest.mark.parametrize("tab", ["Timeline", "Metrics", "Compare", "Event log"])
 def test_every_tab_renders(tab):
-    app = start(scenario="static-vs-continuous", tab=tab, predict="false")
+    app = start_app(scenario="static-vs-continuous", tab=tab, predict="false")
     assert not app.exception and not app.error
     if tab == "Compare":
         assert any(m.label == "Continuous / static throughput (ragged)" for m in app.metric)
@@ -218,7 +213,7 @@ def test_every_tab_renders(tab):
 
 
 def test_presentation_mode_hides_the_controls_and_keeps_the_title_and_the_switches():
-    app = start(presentation="true", scenario="part2-slot-refill")
+    app = start_app(presentation="true", scenario="part2-slot-refill")
     assert any("stSidebar" in m.value and "stToolbar" in m.value for m in app.markdown)
     assert [h.value for h in app.subheader] == ["1.2 Part 2: a freed slot is refilled at once"]
     lesson = [e for e in app.expander if e.label == "The lesson"][0]  # the lesson is there too, one click away
@@ -228,14 +223,14 @@ def test_presentation_mode_hides_the_controls_and_keeps_the_title_and_the_switch
 
 
 def test_choosing_upload_without_a_file_explains_what_to_do():
-    app = start()
+    app = start_app()
     app.selectbox(key="scenario").set_value("upload").run()
     assert not app.exception
     assert "Choose a scenario TOML or an event-log JSONL" in app.info[0].value
 
 
 def test_choosing_another_scenario_starts_from_its_own_settings_at_step_0():
-    app = start(scenario="part2-slot-refill", batch_size=3, step=2)
+    app = start_app(scenario="part2-slot-refill", batch_size=3, step=2)
     assert app.session_state["step"] == 2 and app.session_state["batch_size"] == 3
     app.selectbox(key="scenario").set_value("stop-sequences").run()
     assert stage_data(app)["start"] == 0

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.lab.compare import compare
 from engine.lab.scenario import resolve_scenario
+from tests.helpers import start_app
 from ui.batch_view import lengths_text
 from ui.course import merge_scores
 from ui.runs import KEEP, Overrides, apply_overrides, load
@@ -17,12 +18,6 @@ from ui.tabs import comparison_table, download_name
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 
-
-def start(**query) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    for key, value in query.items():
-        app.query_params[key] = str(value)
-    return app.run()
 
 
 def test_every_setting_reads_back_what_it_writes_to_the_url():
@@ -64,16 +59,16 @@ def test_a_lesson_with_memory_starts_from_its_own_memory_settings():
 
 
 def test_memory_settings_show_only_where_a_run_has_memory_and_change_the_run_and_the_url():
-    app = start(lesson="1.2", predict="false")
+    app = start_app(lesson="1.2", predict="false")
     assert not [n for n in app.sidebar.number_input if n.key in ("kv_blocks", "token_budget")]
-    app = start(lesson="chunked-prefill", predict="false")
+    app = start_app(lesson="chunked-prefill", predict="false")
     assert app.number_input(key="token_budget").value == 512
     app.number_input(key="token_budget").set_value(None).run()  # lesson 7.4: "delete token_budget, run again"
     assert app.query_params["token_budget"] == "none"
     assert app.warning[0].value.startswith("You changed this lesson's settings (Token budget per step: 512 → none)")
     app.number_input(key="kv_blocks").set_value(400).run()
     assert app.query_params["kv_blocks"] == "400" and app.query_params["kv_policy"] == "paged"
-    linked = start(**{key: app.query_params[key] for key in app.query_params})  # a copied link, a new session
+    linked = start_app(**{key: app.query_params[key] for key in app.query_params})  # a copied link, a new session
     assert linked.number_input(key="kv_blocks").value == 400 and linked.number_input(key="token_budget").value is None
 
 
@@ -87,7 +82,7 @@ def test_overrides_keep_the_scenario_s_memory_unless_changed():
 
 
 def test_a_token_budget_below_the_batch_size_is_a_message_naming_it():
-    app = start(lesson="chunked-prefill", predict="false")
+    app = start_app(lesson="chunked-prefill", predict="false")
     app.number_input(key="token_budget").set_value(2).run()
     assert not app.exception
     assert "token_budget" in app.error[0].value

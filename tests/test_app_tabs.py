@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.core.dataframe import KIND_LABELS, events_frame
+from tests.helpers import start_app
 from ui import palette
 from ui.batch_view import batch_table, batch_view
 from ui.runs import Overrides, load
@@ -22,12 +23,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 STAGE_CSS = ROOT / "ui" / "stage_component" / "stage.css"
 ALWAYS = ["step", "kind", "slot", "request_id"]
 
-
-def start(**query) -> AppTest:
-    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    for key, value in query.items():
-        app.query_params[key] = str(value)
-    return app.run()
 
 
 def chart(app: AppTest, key: str) -> dict:
@@ -120,13 +115,13 @@ def test_metrics_over_time_are_lines_per_busy_step():
 
 @pytest.mark.parametrize(("tab", "key"), [("Timeline", "timeline"), ("Metrics", "over_time")])
 def test_the_tabs_put_the_cursor_at_the_step_of_the_url(tab, key):
-    app = start(scenario="part2-slot-refill", step=3, tab=tab)
+    app = start_app(scenario="part2-slot-refill", step=3, tab=tab)
     assert not app.exception and not app.error
     assert cursor(chart(app, key)["layout"]) == ([3], ["step 3"])
 
 
 def test_the_timeline_tab_colours_bars_as_the_stage():
-    app = start(scenario="long-request-among-short", tab="Timeline", predict="false")
+    app = start_app(scenario="long-request-among-short", tab="Timeline", predict="false")
     run = load("long-request-among-short", None, Overrides())
     colours = chart(app, "timeline")["data"][1]["marker"]["color"]
     assert colours == [palette.REQUESTS[c] for c in run.frames["colours"]]
@@ -150,7 +145,7 @@ def test_visible_columns_are_the_four_every_event_has_and_the_ones_the_kinds_sho
 
 
 def test_the_event_log_table_drops_columns_no_shown_event_uses():
-    app = start(scenario="part2-slot-refill", tab="Event log", predict="false")
+    app = start_app(scenario="part2-slot-refill", tab="Event log", predict="false")
     assert not app.exception
     assert list(app.dataframe[0].value.columns) == [
         *ALWAYS,
@@ -165,7 +160,7 @@ def test_the_event_log_table_drops_columns_no_shown_event_uses():
 
 @pytest.mark.parametrize("tab", ["Timeline", "Metrics", "Compare", "Event log"])
 def test_a_tab_that_shows_the_whole_run_waits_while_a_prediction_is_open(tab):
-    app = start(scenario="part2-slot-refill", tab=tab)  # its first prediction is open
+    app = start_app(scenario="part2-slot-refill", tab=tab)  # its first prediction is open
     notices = [i.value for i in app.info if "still open above" in i.value]
     assert len(notices) == 1 and "shows the whole run, and with it the answer" in notices[0]
     assert not app.dataframe and not app.get("plotly_chart") and not app.metric
@@ -174,12 +169,12 @@ def test_a_tab_that_shows_the_whole_run_waits_while_a_prediction_is_open(tab):
 
 
 def test_no_tab_waits_once_predictions_are_off():
-    app = start(scenario="part2-slot-refill", tab="Event log", predict="false")
+    app = start_app(scenario="part2-slot-refill", tab="Event log", predict="false")
     assert not [i for i in app.info if "still open above" in i.value] and app.dataframe
 
 
 def test_the_downloads_do_not_rerun_the_app():
-    app = start(scenario="part2-slot-refill", tab="Event log", predict="false")
+    app = start_app(scenario="part2-slot-refill", tab="Event log", predict="false")
     buttons = app.get("download_button")
     assert [b.proto.label for b in buttons] == ["Download JSONL", "Download CSV"]
     assert all(b.proto.ignore_rerun for b in buttons)
@@ -217,7 +212,7 @@ def test_metrics_lines_drop_to_zero_over_an_idle_stretch_instead_of_joining_acro
 
 
 def test_the_metrics_tab_charts_memory_only_for_a_run_with_a_kv_pool():
-    app = start(scenario="preemption", tab="Metrics", step=3, predict="false")
+    app = start_app(scenario="preemption", tab="Metrics", step=3, predict="false")
     assert not app.exception and not app.error
     usage = chart(app, "kv_usage")  # 7 blocks of 2 tokens
     held, reserved, free = (numbers(trace["y"]) for trace in usage["data"])
@@ -231,10 +226,10 @@ def test_the_metrics_tab_charts_memory_only_for_a_run_with_a_kv_pool():
     in_steps, in_ms = chart(app, "token_gaps")["data"]
     assert sorted(numbers(in_steps["x"])) == [1] * 13 + [2, 4]  # B waits 2 steps (4 -> 6), C 4 (2 -> 6)
     assert max(numbers(in_ms["x"])) == pytest.approx(29.3, abs=0.05)  # the summary's max TBT
-    plain = start(scenario="part2-slot-refill", tab="Metrics", predict="false")
+    plain = start_app(scenario="part2-slot-refill", tab="Metrics", predict="false")
     keys = [c.proto.id.rsplit("-", 1)[-1] for c in plain.get("plotly_chart")]
     assert keys == ["over_time"]
-    budget_only = start(
+    budget_only = start_app(
         scenario="chunked-prefill", tab="Metrics", predict="false"
     )  # a token budget, no pool: only the gaps
     assert [c.proto.id.rsplit("-", 1)[-1] for c in budget_only.get("plotly_chart")] == ["over_time", "token_gaps"]

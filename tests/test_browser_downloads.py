@@ -21,6 +21,7 @@ from tests.browser_support import VIEWPORT, require_browser, screenshot, wait_un
 
 sync_api = require_browser()
 SCENARIO = "long-request-among-short"
+NAMED = f"{SCENARIO}_batch2_continuous_ragged"  # the lesson and its settings
 ROUNDS = 10
 ARRIVAL_S = 20.0  # the most one pair of downloads may take
 # NOTE: Chromium drops a frame's downloads beyond 10 a second ("Throttle url download requests
@@ -58,12 +59,12 @@ def test_jsonl_then_csv_clicked_at_once_both_arrive_every_time(page, url):
         csv.click()
         wait_for_count(page, arrived, 2 * (round_ + 1), ARRIVAL_S)
         names = [d.suggested_filename for d in arrived[2 * round_ :]]
-        assert names == ["events.jsonl", "events.csv"], f"round {round_ + 1}: got {names}"
+        assert names == [f"{NAMED}.jsonl", f"{NAMED}.csv"], f"round {round_ + 1}: got {names}"
         page.wait_for_timeout(BETWEEN_ROUNDS_MS)
     assert len(arrived) == 2 * ROUNDS
     for download in arrived:
         text = pathlib.Path(download.path()).read_text(encoding="utf-8")
-        if download.suggested_filename == "events.jsonl":
+        if download.suggested_filename.endswith(".jsonl"):
             assert EventLog.from_jsonl(text).to_jsonl() == expected.to_jsonl()
         else:
             table = pd.read_csv(io.StringIO(text))

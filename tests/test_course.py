@@ -242,7 +242,8 @@ def test_a_learner_walks_the_whole_course_with_next_lesson_answering_every_predi
     for lesson in COURSE.lessons:
         assert not app.exception, lesson.name
         assert app.selectbox(key="scenario").value == lesson.name
-        assert app.query_params["lesson"] == lesson.name
+        if lesson is not COURSE.lessons[0]:  # (a session's first run writes nothing to the URL)
+            assert app.query_params["lesson"] == lesson.name
         scenario, qs = asked(lesson.name)
         in_step_order = sorted(enumerate(zip(scenario.quizzes, qs), start=1), key=lambda item: item[1][1].step)
         for n, (quiz, q) in in_step_order:  # (the app asks the earliest step first)
@@ -280,8 +281,8 @@ def test_a_wrong_prediction_says_so_and_counts_nothing_and_the_step_stays_hidden
     )
     assert "Request C is admitted into slot 0." in said and "lowest free slot" in said
     assert "This lesson: 0/3 right · chapter 1: 0/" in "\n".join(c.value for c in app.caption)
-    # step 1 is revealed; the stage, played to 3, is held at 2: the next prediction (D's slot) is about step 3
-    assert batch_caption(app) == "The batch as the model sees it at step 2"
+    # step 1 is revealed, and the stage moves there: the views show it at once, before the stage reports
+    assert batch_caption(app) == "The batch as the model sees it at step 1"
 
 
 def test_an_unknown_lesson_falls_back_to_lesson_one_with_a_message():

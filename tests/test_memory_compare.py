@@ -6,7 +6,7 @@ import json
 
 from engine.lab.compare import CONFIGURATIONS, MEMORY_CONFIGURATIONS, compare, configurations, memory_speedups
 from engine.lab.scenario import resolve_scenario
-from tests.test_app import start
+from tests.helpers import start_app
 from tests.test_cli import run_cli
 
 SCENARIO = resolve_scenario("kv-paged-vs-reserve")  # 24 requests of 4 + up to 16 tokens, 8 slots, 24 blocks of 4
@@ -49,13 +49,14 @@ def test_the_cli_prints_the_memory_figures_and_the_ratios():
 
 
 def test_the_compare_tab_shows_the_memory_ratios():
-    app = start(scenario="kv-paged-vs-reserve", tab="Compare", predict="false")
+    app = start_app(scenario="kv-paged-vs-reserve", tab="Compare", predict="false")
     assert not app.exception and not app.error
     labels = [metric.label for metric in app.metric]
     assert "Paged / static-reserve throughput" in labels and "Paged / continuous-reserve throughput" in labels
     assert any("FasterTransformer" in caption.value for caption in app.caption)  # the rest of the gap to 23x
-    headings = list(app.dataframe[0].value.columns)
-    assert headings[:2] == ["steps", "throughput"] and headings[-6:-4] == ["KV util", "peak rows"]  # labels, not keys
+    table = app.dataframe[0].value  # one column per configuration, one row per figure, headed by labels
+    assert list(table.columns)[-1] == "continuous-paged" and list(table.index)[:2] == ["steps", "throughput"]
+    assert table.loc["KV util", "continuous-ragged"] == "–"  # unlimited memory: not a figure, no "None"
 
 
 def reduced_anyscale(cap: int, count: int = 250):
@@ -81,8 +82,8 @@ def test_on_the_anyscale_workload_paging_gains_more_the_higher_the_cap():
 
 
 def test_the_anyscale_sidebar_offers_no_stop_chance_the_answer_lengths_decide():
-    app = start(scenario="anyscale-cap32")
+    app = start_app(scenario="anyscale-cap32")
     assert not app.exception and not app.error
     assert "Model: SimulatedLLM, stopping each answer at its drawn length" in [c.value for c in app.caption]
     assert not [s for s in app.slider if s.key == "stop_chance"]
-    assert [s.key for s in start(scenario="first-example").slider if s.key == "stop_chance"] == ["stop_chance"]
+    assert [s.key for s in start_app(scenario="first-example").slider if s.key == "stop_chance"] == ["stop_chance"]

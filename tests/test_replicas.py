@@ -144,6 +144,7 @@ def test_the_replicas_view_runs_standalone():
     assert not app.exception
     table = app.dataframe[0].value
     assert list(table.autoscaler) == ["one replica", "queue depth", "utilization"]
-    assert list(table.replica_steps) == [650, 791, 1135]
+    assert list(table["replica-steps (cost)"]) == [650, 791, 1135]  # headed in words
+    assert list(table["mean utilisation"])[0].endswith("%")
     chart = json.loads(app.get("plotly_chart")[0].proto.spec)
     assert len(chart["data"]) == 9  # three panels × three runs

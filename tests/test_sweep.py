@@ -136,8 +136,8 @@ def test_the_sweep_view_runs_standalone_with_both_axes():
     app = AppTest.from_function(sweep_page, default_timeout=120).run()
     assert not app.exception
     table = app.dataframe[0].value
-    assert list(table.batch_size) == [8, 16, 32, 64]
-    assert list(table.e2e_p50_ms) == sorted(table.e2e_p50_ms)
+    assert list(table["batch size"]) == [8, 16, 32, 64]  # headed in words
+    assert list(table["end-to-end p50 (ms)"]) == sorted(table["end-to-end p50 (ms)"])
     chart = json.loads(app.get("plotly_chart")[0].proto.spec)
     assert [trace["name"] for trace in chart["data"]] == ["throughput", "latency p50", "latency p99"]
     assert [trace.get("yaxis", "y") for trace in chart["data"]] == ["y", "y2", "y2"]

@@ -126,9 +126,8 @@ def _skipped_by_link(lesson: str) -> int:
     """The step before which a link opened from outside skips this lesson's predictions (-1: none).
     Only the session's first page counts (`ui/url.py`); a lesson reached inside the app asks all."""
     opened, step = st.session_state.get("link", (None, None))
-    found = course().lesson(opened) if opened is not None else None
-    opened = found.name if found is not None else opened
-    return step if step is not None and lesson == opened else -1
+    found = course().lesson(opened) if opened is not None else course().lessons[0]  # (no lesson named: 1.1)
+    return step if step is not None and found is not None and lesson == found.name else -1
 
 
 def _chapter_caption(lesson: str) -> str:

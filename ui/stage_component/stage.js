@@ -520,7 +520,8 @@ class Stage {
     if (target && target !== this.slider && typing(target)) return;
     const action = { ArrowLeft: "prev", ArrowRight: "next", " ": "play", Home: "home", End: "end" }[event.key];
     if (!action) return;
-    if (action === "play" && target && target !== this.root && ["BUTTON", "INPUT"].includes(target.tagName)) return;
+    const outside = target && !this.root.contains(target);  // a focused control of the page's own, not the stage's
+    if (action === "play" && outside && ["BUTTON", "INPUT"].includes(target.tagName)) return;  // (space clicks it)
     event.preventDefault();
     this.act(action);
   }
