@@ -217,7 +217,7 @@ def test_presentation_mode_hides_the_controls_and_keeps_the_title_and_the_switch
     assert any("stSidebar" in m.value and "stToolbar" in m.value for m in app.markdown)
     assert [h.value for h in app.subheader] == ["1.2 Part 2: a freed slot is refilled at once"]
     lesson = [e for e in app.expander if e.label == "The lesson"][0]  # the lesson is there too, one click away
-    assert [m for m in lesson.markdown if m.value.startswith("The seeds' Part 2.")]
+    assert [m for m in lesson.markdown if m.value.startswith("The interview problem's Part 2, dynamic slot filling")]
     assert app.radio(key="batching") not in app.sidebar.radio and app.toggle(key="padded") not in app.sidebar.toggle
     assert stage_data(app)["projector"] is True
 

@@ -50,7 +50,7 @@ def test_the_course_starts_with_the_seeds_and_numbers_its_lessons():
         "1.1 Part 1: one batch, one model call per step",
     )
     assert [c.title for c in COURSE.chapters][:3] == [
-        "The seeds' Part 1 and Part 2",
+        "The interview problem: Part 1 and Part 2",
         "Static vs continuous batching",
         "Stop tokens and stop sequences",
     ]
@@ -148,8 +148,9 @@ def test_answers_come_from_the_log_memory():
 
 
 def test_answers_come_from_the_log_cancellation_and_static():
-    # B is cancelled while waiting: its prompt [2]; A's reason; D takes A's slot 0 at step 3.
-    assert answers("cancellation") == ["[2]", "cancelled", "slot 0"]
+    # B is cancelled while waiting: its prompt [2]; A, cancelled before step 3, has its prompt [1] and the
+    # 3 tokens of steps 0-2 (the simulated model answers [1] with 45, [1, 45] with 292, ...); D takes A's slot 0.
+    assert answers("cancellation") == ["[2]", "[1, 45, 292, 863]", "slot 0"]
     # static, 3 slots: first batch A, B, C lasts B's 8 steps; at step 3 only B runs;
     # second batch D, E, F lasts E's 6 steps: 14 steps.
     assert answers("static-vs-continuous") == [1, 14]

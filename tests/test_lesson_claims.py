@@ -220,13 +220,13 @@ def test_anyscale_lessons_explain_why_static_loses_less_time_than_steps(cap):
 
 
 def test_the_stop_token_wins_a_tie_with_the_budget_here_unlike_vllm():
-    """stop-conditions-tie's callout: the last budgeted token is the stop token."""
+    """stop-conditions-tie's reveal: the last budgeted token is the stop token."""
     engine, recorder = recording_engine(ScriptModel({(9,): [5, 0]}), stop_token=0)
     recorder.submit("a", [9], 2)
     engine.run()
     assert (recorder.results["a"], evict_reasons(engine)["a"]) == ([9, 5, 0], "stop_token")
-    callout = flat(resolve_scenario("stop-conditions-tie").real_servers[0].text)
-    assert "ends with reason `stop_token`" in callout and "finishes with `length`" in callout
+    said = flat(resolve_scenario("stop-conditions-tie").reveal)
+    assert "finishes with `length` where here it ends with reason `stop_token`" in said
 
 
 def test_the_stop_conditions_tie_lesson_ends_each_row_once_with_the_first_check_that_holds():
@@ -261,7 +261,7 @@ def test_the_stop_sequences_callout_describes_request_a():
     assert "A is delivered ending in 7, 8" in flat(resolve_scenario("stop-sequences").real_servers[0].text)
 
 
-def test_the_zero_budget_callout_describes_request_a():
+def test_the_zero_budget_reveal_describes_request_a():
     scenario = resolve_scenario("zero-budget-and-empty-prompt")
     assert simulate(scenario).outputs()["A"] == [1, 2, 3]
-    assert "delivers the prompt unchanged" in flat(scenario.real_servers[0].text)
+    assert "its callback receives its prompt [1, 2, 3] unchanged" in flat(scenario.reveal)

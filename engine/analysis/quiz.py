@@ -13,6 +13,9 @@ request holds at the step), `admitted` (requests admitted at the step), `waiting
 after the step's admissions), `rows` (rows sent to the model) and `steps` (the whole run's
 length). A kind that reads a request's admission, eviction or preemption may leave `step`
 out: the step is then that event's. The explanation is the fact, then the step's narration.
+
+A number that cannot be reasoned out exactly (the queue of a run with random arrivals) takes
+a `tolerance`: any answer within it of the log's count is right, and the fact says the range.
 """
 
 from __future__ import annotations
@@ -66,12 +69,17 @@ class Question:
     step: int  # asked before this step is shown
     options: tuple[str, ...] | None  # None: the answer is a number
     answer: str | int
-    explanation: tuple[str, ...]
+    explanation: tuple[str, ...]  # the fact, then the step's narration
+    tolerance: int = 0  # a number kind: answers this far from `answer` are right too
 
 
-def question(replay: Replay, kind: str, step: int | None = None, request: str | None = None) -> Question:
+def question(
+    replay: Replay, kind: str, step: int | None = None, request: str | None = None, tolerance: int = 0
+) -> Question:
     """The question of this kind about `request` at `step`, answered from the log (QuizError if it does not fit)."""
     spec = KINDS[kind]
+    if tolerance and not spec.numeric:
+        raise QuizError("tolerance", f"is for the number kinds only, not {kind!r}")
     if spec.request and request not in replay.log.request_index:
         raise QuizError("request", f"request {request!r} is not in this run")
     if step is None:
@@ -81,13 +89,15 @@ def question(replay: Replay, kind: str, step: int | None = None, request: str | 
     options, answer, fact = ASKERS[kind](replay, step, request)
     if options is not None and answer not in options:
         options = (*options, answer)
+    if tolerance:
+        fact = f"{fact[:-1]} (answers from {max(answer - tolerance, 0):,} to {answer + tolerance:,} are right)."
     said = () if kind == "steps" else tuple(narrate(replay, step, replay.log.vocabulary))
-    return Question(step, _shuffled(options), answer, (fact, *said))
+    return Question(step, _shuffled(options), answer, (fact, *said), tolerance)
 
 
 def grade(q: Question, given: object) -> bool:
     if q.options is None:
-        return type(given) in (int, float) and given == q.answer
+        return type(given) in (int, float) and abs(given - q.answer) <= q.tolerance
     return given == q.answer
 
 

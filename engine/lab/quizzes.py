@@ -12,10 +12,17 @@ field too, raised when the run's questions are built (`questions`).
     request = "C"
     step = 1          # optional for slot, delivered, reason, preempted
     why = "The lowest free slot is refilled first."   # optional, added to the explanation
+    tolerance = 10    # optional, number kinds: answers this far from the log's count are right
+
+A tolerance is said in the question (`tolerance_note`), so the learner knows an estimate is
+asked for. When two questions are about the same step, the step's narration, which tells
+everything that step did, joins the explanation of the last of them to be asked only (they
+are asked earliest step first, then in file order): answering one never answers the other.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,6 +46,12 @@ class Quiz:
     step: int | None = None  # asked before this step; None: the request's own event decides
     request: str | None = None
     why: str = ""  # the teacher's reason, shown after the answer
+    tolerance: int = 0  # a number kind: answers this far from the log's count are right too
+
+
+def tolerance_note(tolerance: int) -> str:
+    """The sentence a question with a tolerance ends with."""
+    return f"(An estimate: answers within {tolerance:,} of the log's count are right.)"
 
 
 def parse_quizzes(top: Table, named: set[str | None], unnamed: int) -> tuple[Quiz, ...]:
@@ -55,7 +68,13 @@ def parse_quizzes(top: Table, named: set[str | None], unnamed: int) -> tuple[Qui
         request = t.str("request") if KINDS[kind].request else None
         if request is not None and not (request in named or unnamed and ENGINE_NAME.fullmatch(request)):
             raise t.fail("request", f"is not a request of this scenario (its ids: {_ids(named, unnamed)})", request)
-        quizzes.append(Quiz(t.str("ask"), kind, step, request, t.str("why", "")))
+        ask, why = t.str("ask"), t.str("why", "")
+        tolerance = t.int("tolerance", 0, minimum=0, maximum=MAX_STEPS)
+        if tolerance and not KINDS[kind].numeric:
+            raise t.fail("tolerance", f"is for the number kinds only, not {kind!r}", tolerance)
+        if tolerance:
+            ask = f"{ask} {tolerance_note(tolerance)}"
+        quizzes.append(Quiz(ask, kind, step, request, why, tolerance))
         t.check_no_unknown_keys()
     return tuple(quizzes)
 
@@ -65,10 +84,15 @@ def questions(scenario: Scenario, replay: Replay) -> list[Question]:
     out = []
     for i, quiz in enumerate(scenario.quizzes):
         try:
-            out.append(question(replay, quiz.kind, quiz.step, quiz.request))
+            out.append(question(replay, quiz.kind, quiz.step, quiz.request, quiz.tolerance))
         except QuizError as exc:
             raise ScenarioError(f"{scenario.source}: quiz[{i}].{exc.field}: {exc}") from None
-    return out
+    last_asked = {q.step: i for i, q in enumerate(out)}  # per step, the question asked last (file order)
+    return [q if last_asked[q.step] == i else _without_narration(q) for i, q in enumerate(out)]
+
+
+def _without_narration(q: Question) -> Question:
+    return dataclasses.replace(q, explanation=q.explanation[:1])
 
 
 def _ids(named: set[str | None], unnamed: int) -> str:

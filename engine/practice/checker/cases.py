@@ -162,21 +162,21 @@ def fixed_cases() -> list[Case]:
     return [
         Case(
             "part1",
-            "the seeds' Part 1: two requests processed together",
+            "the interview problem's Part 1: two requests processed together",
             2,
             0,
             _scripted(((2,), 3, (3, 4, 5)), ((20,), 3, (30, 40, 50))),
         ),
         Case(
             "part2",
-            "the seeds' Part 2: a freed slot is refilled at once",
+            "the interview problem's Part 2: a freed slot is refilled at once",
             2,
             0,
             _scripted(((), 1, (11,)), ((), 3, (21, 22, 23)), ((), 2, (31, 32)), ((), 1, (41,))),
         ),
         Case(
             "first-example",
-            "the seeds' first example: three requests, four slots",
+            "the interview problem's first example: three requests, four slots",
             4,
             0,
             tuple(
