@@ -2,6 +2,7 @@
 and looked up in the text as written, so a lesson cannot drift from its scenario."""
 
 import dataclasses
+import re
 
 import pytest
 
@@ -9,7 +10,7 @@ from engine import BatchInferenceEngine
 from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.analysis.replay import Replay
-from engine.lab.scenario import resolve_scenario
+from engine.lab.scenario import list_scenarios, resolve_scenario
 from engine.lab.simulate import simulate
 from tests.helpers import ScriptModel, evict_reasons, recording_engine
 from ui.batch_view import batch_view
@@ -265,3 +266,26 @@ def test_the_zero_budget_reveal_describes_request_a():
     scenario = resolve_scenario("zero-budget-and-empty-prompt")
     assert simulate(scenario).outputs()["A"] == [1, 2, 3]
     assert "its callback receives its prompt [1, 2, 3] unchanged" in flat(scenario.reveal)
+
+
+def stated_lists(scenario) -> list[list[int]]:
+    """Every token list a lesson writes out ("[10, 20, 401, 792, 819]"), in its text, reveal, captions,
+    callouts and questions; "[...prompt, 5, 5, 0]" and the like are spellings of a convention, not lists."""
+    texts = [scenario.lesson, scenario.reveal, *scenario.captions.values(), *(c.text for c in scenario.real_servers)]
+    texts += [text for quiz in scenario.quizzes for text in (quiz.ask, quiz.why)]
+    found = (re.findall(r"\[(\d+(?:, \d+)*)?\]", text) for text in texts)
+    return [[int(t) for t in inside.split(", ")] if inside else [] for lists in found for inside in lists]
+
+
+@pytest.mark.parametrize("name", [path.stem for path in list_scenarios()])
+def test_every_token_list_a_lesson_states_is_one_of_its_run(name):
+    scenario = resolve_scenario(name)
+    log = simulate(scenario)
+    replay = Replay(log)
+    known = [[]] + [list(info.prompt) for info in log.requests]
+    known += [seq for info in log.requests for seq in map(list, info.stop_sequences or ())]
+    for rid, tokens in log.outputs().items():
+        known += [tokens, tokens[replay.prompt_len[rid] :]]
+    evicted = [(e.step, e.slot) for e in log if e.kind == "evict" and e.slot is not None]
+    known += [list(replay[step].slots[slot].blocks) for step, slot in evicted if log.config.kv_blocks]
+    assert [tokens for tokens in stated_lists(scenario) if tokens not in known] == []
