@@ -10,9 +10,9 @@ import pytest
 from engine.practice.checker import channel
 from engine.practice.checker.cases import fixed_cases
 from engine.practice.checker.channel import Channel, ChannelClosed, ChannelTimeout, LineTooLong
+from engine.practice.checker.driver import KEYWORD, POSITIONAL, run_case, stop_style
 from engine.practice.checker.run import check
 from engine.practice.checker.sandbox import UNREADABLE
-from engine.practice.checker.trace import KEYWORD, POSITIONAL, run_case, stop_style
 
 SOLUTIONS = "tests/solutions"
 ALL_PASS = f"{len(fixed_cases())} passed, 0 failed"
