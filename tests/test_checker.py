@@ -1,5 +1,6 @@
 """The practice checker: exit codes, every zoo bug caught, shrinking, hangs and crashes, JSONL."""
 
+import json
 import subprocess
 import sys
 
@@ -116,6 +117,13 @@ def test_every_zoo_bug_is_caught_with_the_hint_for_its_own_mistake(name):
     assert not [r for r in report.failed if r.case.generated]  # the fixed cases catch every one
 
 
+def test_the_json_report_says_what_the_solution_does_not_support():
+    result = run_check(f"{SOLUTIONS}/no_stop_sequences.py", "--json")
+    report = json.loads(result.stdout)
+    assert report["unsupported"]["stop sequences"]["cases"] == [case.name for case in fixed_cases() if case.needs_stops]
+    assert report["generated"] == {"run": 40, "excluded": {}, "declined": 0, "simplified": 0, "seconds_each": None}
+
+
 @pytest.mark.parametrize("name", [name for name in BUGS if BUGS[name].demo is not None])
 def test_a_memory_bug_passes_the_checker_which_uses_no_kv_pool(name):
     """The checker checks only the seeds' API: a memory mistake shows on its own demo case instead."""
@@ -146,7 +154,8 @@ def test_a_failing_report_names_the_check_the_input_and_the_divergence():
         (["nope.py"], "error: nope.py: no such file\n"),
         (
             [f"{SOLUTIONS}/wrong_shape.py"],
-            "error: BatchInferenceEngine.__init__ must accept (model, batch_size, stop_token)\n",
+            "error: BatchInferenceEngine.__init__ must accept (model, batch_size, stop_token); a solution of another "
+            "shape can be checked through an adapter (docs/adapters.md)\n",
         ),
         (
             [f"{SOLUTIONS}/correct.py", "--class", "Nope"],

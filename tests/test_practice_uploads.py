@@ -196,3 +196,20 @@ def test_the_practice_tab_draws_a_real_checker_log_beside_the_reference(monkeypa
     app = practice_with_upload(monkeypatch, Upload("failing.jsonl", GOOD_LOG.encode()))
     assert not app.exception and not app.error
     assert len([c for c in app.get("plotly_chart") if "yours_" in c.proto.id]) == 2
+
+
+def test_a_checker_log_of_a_run_that_hung_is_drawn_as_far_as_it_got_under_a_warning(monkeypatch):
+    case = next(c for c in fixed_cases() if c.name == "part2")
+    calls = reference(case).calls[:2]
+    hung = Trace(calls, [[0, [100, 11], 1]], "the case did not finish within 5 s (an endless loop?)", True)
+    log = reconstruct(case, hung)
+    errors = [(e.step, e.request_id, e.message) for e in log if e.kind == "error"]
+    message = (
+        "the solution's run was stopped after 2 model calls (it did not finish in time), so this log ends early; "
+        "r1, r2 and r3 never delivered"
+    )
+    assert errors == [(1, "r1", message)]
+    app = practice_with_upload(monkeypatch, Upload("failing.jsonl", log.to_jsonl().encode()))
+    assert not app.exception and not app.error
+    assert [w.value for w in app.warning] == [f"Your solution's run did not finish: {message}."]
+    assert len([c for c in app.get("plotly_chart") if "yours_" in c.proto.id]) == 2

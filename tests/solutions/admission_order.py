@@ -16,17 +16,22 @@ class BatchInferenceEngine:
         self.generated = [0] * batch_size  # slot id -> tokens generated in it
 
     def submit_request(self, prompt_tokens, max_tokens, callback, stop_sequences=None):
-        if max_tokens == 0:
-            callback(list(prompt_tokens))
-        else:
-            self.waiting.append((list(prompt_tokens), max_tokens, [list(s) for s in stop_sequences or []], callback))
+        stops = [list(s) for s in stop_sequences or []]
+        self.waiting.append({"prompt": list(prompt_tokens), "max_tokens": max_tokens, "stops": stops, "done": callback})
 
     def _admit(self):
         taken = {row[0] for row in self.active}
         for slot in range(self.batch_size):
-            if slot not in taken and self.waiting:
-                prompt, max_tokens, stops, callback = self.waiting.popleft()
-                self.active.append([slot, prompt, len(prompt), max_tokens, stops, callback])
+            while slot not in taken and self.waiting:
+                request = self.waiting.popleft()
+                if request["max_tokens"] == 0:
+                    request["done"](request["prompt"])
+                    continue
+                prompt = request["prompt"]
+                self.active.append(
+                    [slot, prompt, len(prompt), request["max_tokens"], request["stops"], request["done"]]
+                )
+                taken.add(slot)
 
     def run(self):
         while self.waiting or self.active:

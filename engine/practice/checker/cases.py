@@ -317,6 +317,21 @@ def generated_cases(seed: int, count: int, with_stops: bool) -> list[Case]:
     return list(itertools.islice(generated_stream(seed, with_stops), count))
 
 
+def simpler_variants(case: Case) -> Iterator[Case]:
+    """The case asking for less, for a solution that declines it (`adapting.Unsupported`): one stop
+    sequence a request, then also no stop token, then no stop sequences at all; each also without
+    its `max_tokens = 0` requests."""
+    kept = [r for r in case.requests if r.max_tokens]
+    seen = {case}
+    for base in (case, renumbered(case, kept)) if kept else (case,):
+        one = replace(base, requests=tuple(replace(r, stops=r.stops[:1]) for r in base.requests))
+        none = replace(base, requests=tuple(replace(r, stops=()) for r in base.requests))
+        for variant in (base, one, replace(one, stop_token=None), none):
+            if variant not in seen:
+                seen.add(variant)
+                yield variant
+
+
 def renumbered(case: Case, requests: list[CaseRequest]) -> Case:
     """The case with these requests, their id tokens renumbered from ID_BASE."""
     fixed = tuple(replace(r, prompt=(ID_BASE + i, *r.prompt[1:])) if r.prompt else r for i, r in enumerate(requests))

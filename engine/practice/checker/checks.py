@@ -83,7 +83,7 @@ def _kept(case: Case, got: Trace) -> list[Finding]:
     findings = []
     delivered = {i: before for i, _, before in got.callbacks}
     for i, now, seen in got.changed:
-        j = owner(case, now) if now else None
+        j = _whose(case, got, i, now)
         whose = f"overwritten with r{j}'s tokens" if j is not None and j != i else "changed"
         when = f"before step {seen}'s model call" if seen < len(got.calls) else "when run() returned"
         hint = (
@@ -96,6 +96,17 @@ def _kept(case: Case, got: Trace) -> list[Finding]:
         handed = f"the list handed to r{i}'s callback at step {_step_of(delivered[i])}"
         findings.append(Finding("results_kept", f"{handed} was later {whose}: {when} it held {now}", hint))
     return findings
+
+
+def _whose(case: Case, got: Trace, i: int, now: list) -> int | None:
+    """The request whose tokens a changed result of r{i} now holds: its prompt's owner, or, behind an
+    adapter that adds r{i}'s prompt to the solution's generated tokens, the request that generated them."""
+    j = owner(case, now) if now else None
+    if j != i:
+        return j
+    generated = now[len(case.requests[i].prompt) :]
+    others = [k for k, tokens, _ in got.callbacks if k != i and tokens[len(case.requests[k].prompt) :] == generated]
+    return others[0] if generated and others else None
 
 
 def _on_time(case: Case, got: Trace) -> list[Finding]:

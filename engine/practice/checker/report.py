@@ -48,7 +48,8 @@ class Report:
     generated: int = 0  # generated workloads run
     unsupported: dict[str, list[str]] = field(default_factory=dict)  # what is not supported -> [why, *case names]
     excluded: dict[str, int] = field(default_factory=dict)  # a shape that did not run -> generated workloads not run
-    generated_unsupported: int = 0  # generated workloads the solution's adapter declined
+    generated_unsupported: int = 0  # generated workloads the solution's adapter declined, even simplified
+    generated_simplified: int = 0  # generated workloads run simplified (`cases.simpler_variants`)
     budget: float | None = None  # seconds per generated workload once a case hung (None: the usual limit)
     generated_note: str = ""  # why no generated workload ran
 
@@ -134,6 +135,11 @@ def _generated_lines(report: Report) -> list[str]:
         lines.append(f"  (after a case hung, each generated workload had {report.budget:g} s)")
     for shape, count in report.excluded.items():
         lines.append(f"  {count} generated workload(s) with a request of {shape} not run: that shape did not run above")
+    if report.generated_simplified:
+        lines.append(
+            f"  {report.generated_simplified} of them run simplified (fewer stop conditions, no max_tokens = 0 "
+            "request): the solution's adapter declined them whole"
+        )
     if report.generated_unsupported:
         lines.append(f"  {report.generated_unsupported} generated workload(s) declined by the solution's adapter")
     return lines
@@ -157,6 +163,7 @@ def report_json(report: Report) -> dict:
             "run": report.generated,
             "excluded": report.excluded,
             "declined": report.generated_unsupported,
+            "simplified": report.generated_simplified,
             "seconds_each": report.budget,
         },
     }

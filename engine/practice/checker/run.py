@@ -5,7 +5,8 @@ generated workloads, even when some case hung or raised: only those with a reque
 shape that did not run (`stuck.shape`: a `max_tokens = 0` request, say) are left out, and
 after a hang each gets `AFTER_A_HANG` seconds instead of the full limit. They stop after
 `MAX_TIMEOUTS` more cases that do not run to the end. A generated workload the solution's
-adapter declines (`adapting.Unsupported`) is replaced by the next one, up to `MAX_DRAWN`.
+adapter declines (`adapting.Unsupported`) is simplified until it is accepted
+(`cases.simpler_variants`), else replaced by the next one, up to three times as many drawn as run.
 
 Exit status: 0 every check passed, 1 a check failed, 2 the file could not be loaded or
 has the wrong shape. SIGTERM stops a check cleanly: the solution's process group is
@@ -20,7 +21,7 @@ import sys
 import threading
 
 from ...core.engine import BatchInferenceEngine
-from .cases import Case, fixed_cases, generated_stream
+from .cases import Case, fixed_cases, generated_stream, simpler_variants
 from .checks import evaluate
 from .driver import run_case
 from .reconstruct import ended_early, reconstruct
@@ -31,7 +32,6 @@ from .stuck import culprit, has_shape, shape
 from .trace import Trace
 
 GENERATED = 40  # generated workloads per check
-MAX_DRAWN = 3 * GENERATED  # generated workloads drawn at most, when the adapter declines or a shape is left out
 MAX_TIMEOUTS = 3  # after this many hung fixed cases, the other fixed cases are not run (and the same for generated)
 AFTER_A_HANG = 1.0  # seconds per generated workload once a case has hung
 
@@ -51,9 +51,15 @@ def _did_not_run(result: CaseResult) -> bool:
 
 
 def check(
-    path: str, class_name: str | None = None, seed: int = 0, timeout: float = DEFAULT_TIMEOUT, progress=None
+    path: str,
+    class_name: str | None = None,
+    seed: int = 0,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress=None,
+    generated: int = GENERATED,
 ) -> Report:
-    """Raises LoadError for a file that cannot be checked."""
+    """Check the solution on the fixed cases and `generated` generated workloads; raises LoadError for a
+    file that cannot be checked."""
     solution = Solution(path, class_name, timeout)
     try:
         stops = solution.info["stop_sequences"]
@@ -66,7 +72,7 @@ def check(
                 report.skipped.append(f"{case.name}: {case.title} (not run: the solution hung {MAX_TIMEOUTS} times)")
             else:
                 _record(report, check_case(solution, case))
-        _check_generated(report, solution, seed, stops, progress)
+        _check_generated(report, solution, seed, stops, progress, generated)
         return report
     finally:
         solution.close()
@@ -88,8 +94,11 @@ def _record(report: Report, result: CaseResult) -> bool:
     return True
 
 
-def _check_generated(report: Report, solution: Solution, seed: int, stops: bool, progress) -> None:
+def _check_generated(report: Report, solution: Solution, seed: int, stops: bool, progress, count: int) -> None:
     ran = list(report.results)
+    if not count:
+        report.generated_note = "none asked for"
+        return
     if ran and all(_did_not_run(r) for r in ran):
         report.generated_note = "the solution does not finish any of the cases above"
         return
@@ -100,7 +109,7 @@ def _check_generated(report: Report, solution: Solution, seed: int, stops: bool,
         report.budget = min(AFTER_A_HANG, solution.timeout)
     not_run = 0  # generated workloads that hung or raised
     for drawn, case in enumerate(generated_stream(seed, with_stops=stops)):
-        if report.generated >= GENERATED or drawn >= MAX_DRAWN:
+        if report.generated >= count or drawn >= 3 * count:
             break
         if not_run >= MAX_TIMEOUTS:
             report.skipped.append(
@@ -115,9 +124,15 @@ def _check_generated(report: Report, solution: Solution, seed: int, stops: bool,
         if progress:
             progress(case.name)
         result = check_case(solution, case, report.budget)
+        for simpler in simpler_variants(case) if result.got.unsupported else ():
+            result = check_case(solution, simpler, report.budget)
+            if not result.got.unsupported:
+                report.generated_simplified += 1
+                break
         if result.got.unsupported:
             report.generated_unsupported += 1
             continue
+        case = result.case
         report.generated += 1
         if result.got.timeout and report.budget is None:
             report.budget = min(AFTER_A_HANG, solution.timeout)

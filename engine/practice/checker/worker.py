@@ -30,6 +30,7 @@ from .resources import apply_limits, load_time_limit, set_cpu_budget
 from .trace import Trace
 from .watchdog import Watchdog
 
+OTHER_SHAPE = "; a solution of another shape can be checked through an adapter (docs/adapters.md)"
 PARENT_POLL_SECONDS = 0.5  # how often the worker checks that the checker is still there
 _module_numbers = itertools.count(1)
 
@@ -76,7 +77,7 @@ def load_class(path: str, name: str | None):
         if callable(getattr(c, "submit_request", None)) and callable(getattr(c, "run", None))
     ]
     if not engines:
-        raise ValueError(f"{path}: no class with submit_request(...) and run() methods")
+        raise ValueError(f"{path}: no class with submit_request(...) and run() methods{OTHER_SHAPE}")
     preferred = [c for c in engines if c.__name__ == "BatchInferenceEngine"]
     if len(engines) > 1 and not preferred:
         raise ValueError(
@@ -91,14 +92,16 @@ def shape(engine_class) -> dict:
     try:
         inspect.signature(engine_class).bind(object(), 1, 0)
     except TypeError:
-        raise ValueError(f"{name}.__init__ must accept (model, batch_size, stop_token)") from None
+        raise ValueError(f"{name}.__init__ must accept (model, batch_size, stop_token){OTHER_SHAPE}") from None
     except ValueError:
         pass
     submit = inspect.signature(engine_class.submit_request)
     try:
         submit.bind(None, [1], 1, print)
     except TypeError:
-        raise ValueError(f"{name}.submit_request must accept (prompt_tokens, max_tokens, callback)") from None
+        raise ValueError(
+            f"{name}.submit_request must accept (prompt_tokens, max_tokens, callback){OTHER_SHAPE}"
+        ) from None
     return {"class": name, "stop_sequences": stop_style(engine_class) is not None}
 
 
