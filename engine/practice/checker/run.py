@@ -8,25 +8,17 @@ after a hang each gets `AFTER_A_HANG` seconds instead of the full limit. They st
 adapter declines (`adapting.Unsupported`) is simplified until it is accepted
 (`cases.simpler_variants`), else replaced by the next one, up to three times as many drawn as run.
 
-Exit status: 0 every check passed, 1 a check failed, 2 the file could not be loaded or
-has the wrong shape. SIGTERM stops a check cleanly: the solution's process group is
-killed on the way out (the app's editor relies on it).
+`command.py` is the `python -m engine check` command around `check`.
 """
 
 from __future__ import annotations
-
-import json
-import signal
-import sys
-import threading
 
 from ...core.engine import BatchInferenceEngine
 from .cases import Case, fixed_cases, generated_stream, simpler_variants
 from .checks import evaluate
 from .driver import run_case
-from .reconstruct import ended_early, reconstruct
-from .report import NO_STOPS, ZERO_BUDGET, CaseResult, Report, format_report, report_json
-from .sandbox import DEFAULT_TIMEOUT, LoadError, Solution
+from .report import NO_STOPS, ZERO_BUDGET, CaseResult, Report
+from .sandbox import DEFAULT_TIMEOUT, Solution
 from .shrink import shrink
 from .stuck import culprit, has_shape, shape
 from .trace import Trace
@@ -88,7 +80,7 @@ def _record(report: Report, result: CaseResult) -> bool:
         return False
     i = culprit(case, got)
     if got.failed_at and i is not None and got.failed_at == f"submit_request r{i}" and not case.requests[i].max_tokens:
-        refused = got.error.strip().splitlines()[-1]
+        refused = ((got.error or "").strip().splitlines() or ["no reason given"])[-1]
         report.not_supported(ZERO_BUDGET, f"submit_request refused it ({refused})", case.name)
     report.results.append(result)
     return True
@@ -152,47 +144,16 @@ def _check_generated(report: Report, solution: Solution, seed: int, stops: bool,
 
 
 def _fails_check(solution: Solution, check_name: str, left_out: set, budget: float | None):
+    """Whether a smaller case still fails `check_name`; a shrink that hangs MAX_TIMEOUTS times stops
+    trying (each hang costs a whole time limit)."""
+    hangs = []
+
     def still_fails(case: Case) -> bool:
-        if any(has_shape(case, s) for s in left_out):
+        if len(hangs) >= MAX_TIMEOUTS or any(has_shape(case, s) for s in left_out):
             return False
-        return check_name in {f.check for f in check_case(solution, case, budget).findings}
+        result = check_case(solution, case, budget)
+        if result.got.timeout:
+            hangs.append(case.name)
+        return check_name in {f.check for f in result.findings}
 
     return still_fails
-
-
-def _exit_on_sigterm(signum, frame) -> None:
-    raise SystemExit(128 + signum)  # unwinds through check(): its `finally` kills the worker's group
-
-
-def main(args) -> int:
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main_thread else None
-    try:
-        return _main(args)
-    finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-
-
-def _main(args) -> int:
-    try:
-        progress = (
-            (lambda name: print(f"\rchecking {name}   ", end="", file=sys.stderr, flush=True))
-            if sys.stderr.isatty()
-            else None
-        )
-        report = check(args.solution, args.class_name, args.seed, args.timeout, progress=progress)
-        if progress:
-            print(file=sys.stderr)
-    except LoadError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(report_json(report), indent=2) if args.json else format_report(report))
-    if args.jsonl and report.failed:
-        first = report.failed[0]
-        with open(args.jsonl, "w", encoding="utf-8") as out:
-            out.write(reconstruct(first.case, first.got).to_jsonl())
-        early = ended_early(first.case, first.got)
-        written = f"event log of the failing run ({first.case.name}): {args.jsonl}"
-        print(written + (f"; {early}" if early else ""), file=sys.stderr)
-    return report.exit_status

@@ -10,6 +10,8 @@ special has the empty shape, which excludes nothing.
 
 from __future__ import annotations
 
+import re
+
 from .cases import Case
 from .rows import outputs, owner
 from .trace import MAX_CALLS, Trace
@@ -29,8 +31,9 @@ def undelivered(case: Case, trace: Trace) -> list[int]:
 def culprit(case: Case, trace: Trace) -> int | None:
     """The request the run failed on: the one being submitted when submit_request raised, else the
     first one never delivered (None if every request was delivered)."""
-    if trace.failed_at and trace.failed_at.startswith("submit_request r"):
-        return int(trace.failed_at.removeprefix("submit_request r"))
+    submitting = re.fullmatch(r"submit_request r(\d{1,5})", trace.failed_at or "")  # the worker's word: checked
+    if submitting and int(submitting[1]) < len(case.requests):
+        return int(submitting[1])
     left = undelivered(case, trace)
     return left[0] if left else None
 
