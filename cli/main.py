@@ -94,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     replicas_cmd.add_argument("scenario", help="scenario file or built-in name (its [replicas] table, if any)")
     replicas_cmd.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     check_cmd = commands.add_parser("check", help="check your own BatchInferenceEngine against the contract")
-    check_cmd.add_argument("solution", help="a Python file defining the engine class")
+    check_cmd.add_argument(
+        "solution", help="a Python file defining the engine class (or an adapter around it: docs/adapters.md)"
+    )
     check_cmd.add_argument("--class", dest="class_name", help="the class to check (default: the engine class found)")
     check_cmd.add_argument("--seed", type=int, default=0, help="seeds the generated workloads")
     check_cmd.add_argument(
@@ -179,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{lesson.name:<30} {lesson.number:>5}  {lesson.title}")
             return 0
         if args.command == "check":
-            from engine.practice.checker.run import main as check_main
+            from engine.practice.checker.command import main as check_main
 
             return check_main(args)
         commands = {

@@ -28,6 +28,8 @@ SHOWN = {  # bug -> (first difference (step, slot), steps on the shared x axis, 
     "leaked-blocks": ((1, 0), 3, 2),
     "oldest-preempted": ((1, 0), 5, 2),
     "forgetful-recompute": ((1, 1), 6, 2),
+    "tail-sized-to-shortest-stop": ((1, 0), 3, 1),
+    "tail-not-reset-after-stop-sequence": ((2, 0), 6, 1),
 }
 MIN_ROW_PIXELS = 30  # a slot's row is at least this tall in both grids: a legend never squeezes the plot
 

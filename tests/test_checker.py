@@ -1,5 +1,6 @@
 """The practice checker: exit codes, every zoo bug caught, shrinking, hangs and crashes, JSONL."""
 
+import json
 import subprocess
 import sys
 
@@ -27,19 +28,100 @@ def test_a_correct_outside_solution_passes_with_exit_0():
     assert result.stdout.splitlines()[-1] == f"{len(fixed_cases())} passed, 0 failed"
 
 
-def test_a_solution_without_stop_sequences_is_told_what_was_skipped():
+def test_a_solution_without_stop_sequences_is_told_what_was_skipped_and_what_it_lacks():
     result = run_check(f"{SOLUTIONS}/no_stop_sequences.py")
     assert result.returncode == 0
     skipped = [line for line in result.stdout.splitlines() if line.startswith("  SKIP")]
-    assert len(skipped) == 5 and all("(submit_request takes no stop_sequences)" in line for line in skipped)
-    assert result.stdout.splitlines()[-1] == "9 passed, 0 failed, 5 skipped"
+    assert len(skipped) == 7 and all("(submit_request takes no stop_sequences)" in line for line in skipped)
+    assert (
+        "  NOT SUPPORTED  stop sequences: submit_request takes no stop_sequences parameter. If your engine takes them "
+        "another way (a per-request stop_sequence, a Request object), check it through an adapter: docs/adapters.md "
+        "(7 cases skipped)"
+    ) in result.stdout.splitlines()
+    assert result.stdout.splitlines()[-1] == "9 passed, 0 failed, 7 skipped"
 
 
-@pytest.mark.parametrize("name", [name for name in BUGS if BUGS[name].demo is None])
-def test_every_zoo_bug_is_caught(name):
+FIRST_FAILURE = {  # each zoo bug: its first failing case, the check it fails there, and the hint for that mistake
+    "crossed-results": (
+        "part2",
+        "outputs",
+        "r1 got 31, a token meant for r2: results were crossed (check how the model's answers map back to rows after "
+        "a refill)",
+    ),
+    "leaky-stop-state": (
+        "stop-state-reset",
+        "outputs",
+        "r1 stopped after [8]: its stop sequence [7, 8] was completed with [7], the last tokens of r0, which held its "
+        "slot before it: stop-matching state was left over from the slot's previous request. Keep it on the request "
+        "and start it fresh on admission",
+    ),
+    "trimmed-stop-token": (
+        "first-example",
+        "outputs",
+        "the stop token was trimmed; the contract delivers it inside the output (5, 5, 0 -> [..., 5, 5, 0])",
+    ),
+    "idle-freed-slot": (
+        "part2",
+        "work_conserving",
+        "the freed slot was refilled one model call late (at call 2): evict finished rows before the next step's "
+        "admissions, so a slot freed by a step is refilled in the very next one",
+    ),
+    "naive-stop-matcher": (
+        "stop-sequence-overlap",
+        "outputs",
+        "r0 went on past its stop sequence [1, 1, 2] (complete at its token 4), which overlaps a false start in "
+        "[1, 1, 1, 2]: a matcher that starts over on a mismatch misses it. Fall back to the longest suffix that is "
+        "still a prefix (KMP, Aho-Corasick), or compare the tail with each stop sequence",
+    ),
+    "tail-sized-to-shortest-stop": (
+        "stop-sequence-lengths",
+        "outputs",
+        "r0 went on past its stop sequence [7, 8] (complete at its token 2) and stopped only on [5]: of its stop "
+        "sequences [[7, 8], [5]], only those of 1 token ever match. Is the tail buffer sized to the shortest stop "
+        "sequence (1) instead of the longest (2)?",
+    ),
+    "tail-not-reset-after-stop-sequence": (
+        "stop-tail-reset-after-stop",
+        "outputs",
+        "r1 stopped after [8]: its stop sequence [7, 8] was completed with [7], the tail of r0, which held its slot "
+        "before it and ended on its stop sequence [4, 7]: the stop tail was not reset when the slot was refilled "
+        "after a stop-sequence finish. Reset it on every way a row ends",
+    ),
+    "max-tokens-counts-prompt": (
+        "part1",
+        "outputs",
+        "max_tokens seems to count the prompt; it counts generated tokens only",
+    ),
+    "static-batching": (
+        "part2",
+        "work_conserving",
+        "no waiting request was admitted until the whole batch had finished (at model call 3): that is static "
+        "batching. Refill each freed slot from the queue before the next model call",
+    ),
+}
+CHECKER_BUGS = [name for name in BUGS if BUGS[name].demo is None]
+
+
+def test_every_checker_visible_zoo_bug_has_its_hint_pinned():
+    assert set(FIRST_FAILURE) == set(CHECKER_BUGS)
+    hints = [hint for _, _, hint in FIRST_FAILURE.values()]
+    assert len(set(hints)) == len(hints)  # no two mistakes share a hint
+
+
+@pytest.mark.parametrize("name", CHECKER_BUGS)
+def test_every_zoo_bug_is_caught_with_the_hint_for_its_own_mistake(name):
     report = check("engine.practice.zoo", BUGS[name].engine.__name__)
     assert report.exit_status == 1
-    assert report.failed
+    first = report.failed[0]
+    assert (first.case.name, first.findings[0].check, first.findings[0].hint) == FIRST_FAILURE[name]
+    assert not [r for r in report.failed if r.case.generated]  # the fixed cases catch every one
+
+
+def test_the_json_report_says_what_the_solution_does_not_support():
+    result = run_check(f"{SOLUTIONS}/no_stop_sequences.py", "--json")
+    report = json.loads(result.stdout)
+    assert report["unsupported"]["stop sequences"]["cases"] == [case.name for case in fixed_cases() if case.needs_stops]
+    assert report["generated"] == {"run": 40, "excluded": {}, "declined": 0, "simplified": 0, "seconds_each": None}
 
 
 @pytest.mark.parametrize("name", [name for name in BUGS if BUGS[name].demo is not None])
@@ -72,7 +154,8 @@ def test_a_failing_report_names_the_check_the_input_and_the_divergence():
         (["nope.py"], "error: nope.py: no such file\n"),
         (
             [f"{SOLUTIONS}/wrong_shape.py"],
-            "error: BatchInferenceEngine.__init__ must accept (model, batch_size, stop_token)\n",
+            "error: BatchInferenceEngine.__init__ must accept (model, batch_size, stop_token); a solution of another "
+            "shape can be checked through an adapter (docs/adapters.md)\n",
         ),
         (
             [f"{SOLUTIONS}/correct.py", "--class", "Nope"],

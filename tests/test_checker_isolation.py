@@ -10,9 +10,10 @@ import pytest
 from engine.practice.checker import channel
 from engine.practice.checker.cases import fixed_cases
 from engine.practice.checker.channel import Channel, ChannelClosed, ChannelTimeout, LineTooLong
+from engine.practice.checker.driver import KEYWORD, POSITIONAL, run_case, stop_style
+from engine.practice.checker.report import format_report
 from engine.practice.checker.run import check
 from engine.practice.checker.sandbox import UNREADABLE
-from engine.practice.checker.trace import KEYWORD, POSITIONAL, run_case, stop_style
 
 SOLUTIONS = "tests/solutions"
 ALL_PASS = f"{len(fixed_cases())} passed, 0 failed"
@@ -70,6 +71,42 @@ def test_an_answer_that_is_not_a_trace_fails_the_case_and_the_check_goes_on(monk
     messages = {f.message for r in report.results for f in r.findings}
     assert len(messages) == 1
     assert messages.pop().startswith(f"{UNREADABLE} ({reason}")
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        '{"calls": [], "callbacks": [], "error": "", "timeout": false, "failed_at": "submit_request r99999"}',
+        '{"calls": [], "callbacks": [], "error": "x", "timeout": false, "failed_at": "submit_request r-1"}',
+        '{"calls": [], "callbacks": [], "error": null, "timeout": true, "changed": [[0, ["a"], 999]]}',
+        '{"calls": [[[100]]], "callbacks": [[0, [100], 9]], "error": null, "timeout": false, "changed": [[0, [], 0]]}',
+    ],
+)
+def test_a_forged_trace_with_odd_new_fields_is_judged_without_breaking_the_checker(monkeypatch, forged):
+    monkeypatch.setenv("FORGED_ANSWER", forged)
+    report = check(f"{SOLUTIONS}/forges_answers.py", generated=2)
+    assert report.exit_status in (0, 1)
+    format_report(report)  # every line can be written
+
+
+@pytest.mark.parametrize(
+    ("forged", "reason"),
+    [
+        (
+            '{"calls": [], "callbacks": [], "error": null, "timeout": false, "unsupported": 5}',
+            "failed_at or unsupported: wrong type",
+        ),
+        (
+            '{"calls": [], "callbacks": [], "error": null, "timeout": false, "changed": [[0]]}',
+            "changed: not a list of [request, tokens, calls before]",
+        ),
+        ('{"calls": [], "callbacks": [], "error": null, "timeout": false, "extra": 1}', "not a trace object"),
+    ],
+)
+def test_a_trace_with_a_bad_new_field_is_unreadable(monkeypatch, forged, reason):
+    monkeypatch.setenv("FORGED_ANSWER", forged)
+    report = check(f"{SOLUTIONS}/forges_answers.py", generated=0)
+    assert {f.message for r in report.results for f in r.findings} == {f"{UNREADABLE} ({reason})"}
 
 
 def pipe_channel():

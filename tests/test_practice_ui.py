@@ -9,9 +9,9 @@ from engine import EventLog
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
 from engine.practice.checker.cases import fixed_cases
+from engine.practice.checker.driver import run_case
 from engine.practice.checker.reconstruct import reconstruct
 from engine.practice.checker.run import reference
-from engine.practice.checker.trace import run_case
 from engine.practice.zoo import BUGS, CrossedResults
 from ui.pair_view import checker_pair
 from ui.paired_runs import first_difference

@@ -11,9 +11,10 @@ from engine import EventLog
 from engine.core.events import RequestInfo
 from engine.practice.checker import reconstruct as reconstruct_module
 from engine.practice.checker.cases import MAX_BUDGET, MAX_REQUESTS, Case, CaseRequest, fixed_cases
+from engine.practice.checker.driver import run_case
 from engine.practice.checker.reconstruct import MAX_LOG_EVENTS, MAX_LOG_STEPS, reconstruct
 from engine.practice.checker.run import check, reference
-from engine.practice.checker.trace import MAX_CALLS, Trace, run_case
+from engine.practice.checker.trace import MAX_CALLS, Trace
 from engine.practice.zoo import CrossedResults
 from tests.helpers import Upload
 from ui.pair_view import checker_pair
@@ -100,9 +101,9 @@ def test_a_log_longer_than_any_checker_run_is_refused():
     with pytest.raises(ValueError) as refused:
         checker_pair(log.to_jsonl())
     assert str(refused.value) == (
-        f"this log has 601 steps and {len(log)} events; a checker's run has at most 501 steps and 8,549 events"
+        f"this log has 601 steps and {len(log)} events; a checker's run has at most 501 steps and 8,550 events"
     )
-    assert (MAX_LOG_STEPS, MAX_LOG_EVENTS) == (501, 8_549)
+    assert (MAX_LOG_STEPS, MAX_LOG_EVENTS) == (501, 8_550)
 
 
 def test_every_case_the_checker_makes_fits_the_bounds():
@@ -194,4 +195,21 @@ def test_the_practice_tab_refuses_a_file_that_is_not_an_event_log(monkeypatch):
 def test_the_practice_tab_draws_a_real_checker_log_beside_the_reference(monkeypatch):
     app = practice_with_upload(monkeypatch, Upload("failing.jsonl", GOOD_LOG.encode()))
     assert not app.exception and not app.error
+    assert len([c for c in app.get("plotly_chart") if "yours_" in c.proto.id]) == 2
+
+
+def test_a_checker_log_of_a_run_that_hung_is_drawn_as_far_as_it_got_under_a_warning(monkeypatch):
+    case = next(c for c in fixed_cases() if c.name == "part2")
+    calls = reference(case).calls[:2]
+    hung = Trace(calls, [[0, [100, 11], 1]], "the case did not finish within 5 s (an endless loop?)", True)
+    log = reconstruct(case, hung)
+    errors = [(e.step, e.request_id, e.message) for e in log if e.kind == "error"]
+    message = (
+        "the solution's run was stopped after 2 model calls (it did not finish in time), so this log ends early; "
+        "r1, r2 and r3 never delivered"
+    )
+    assert errors == [(1, "r1", message)]
+    app = practice_with_upload(monkeypatch, Upload("failing.jsonl", log.to_jsonl().encode()))
+    assert not app.exception and not app.error
+    assert [w.value for w in app.warning] == [f"Your solution's run did not finish: {message}."]
     assert len([c for c in app.get("plotly_chart") if "yours_" in c.proto.id]) == 2

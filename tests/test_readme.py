@@ -22,3 +22,14 @@ def test_readme_quick_start_has_exactly_the_two_commands():
         "python -m pip install -e . && streamlit run app.py",
         'python -m pip install -e ".[test]" && python -m pytest',
     ]
+
+
+def test_the_practice_section_names_every_check_and_points_at_the_adapters():
+    from engine.practice.checker.checks import CHECKS
+
+    practice = README.read_text().split("## Practice mode")[1].split("\n## ")[0]
+    assert [words for words in CHECKS.values() if f"| {words} |" not in practice] == []
+    assert "[`docs/adapters.md`](docs/adapters.md)" in practice
+    docs = README.parent / "docs"
+    for name in ("template.py", "model_next_adapter.py", "add_request_adapter.py"):
+        assert (docs / "adapters" / name).is_file() and f"(adapters/{name})" in (docs / "adapters.md").read_text()

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
 from engine.practice.checker.cases import fixed_cases
-from engine.practice.checker.trace import run_case
+from engine.practice.checker.driver import run_case
 from engine.practice.memory_demos import DemoCase
 from engine.practice.zoo import BUGS
 from ui.bug_story import story
@@ -34,6 +34,8 @@ FIRST_DIFFERENCE = {  # (step, slot) where the engine with the mistake first goe
     "leaked-blocks": (1, 0),  # the correct engine frees r0's block and admits r2 into slot 0
     "oldest-preempted": (1, 0),  # r0 is preempted in slot 0, where it should emit 11 and finish
     "forgetful-recompute": (1, 1),  # r1's preemption in slot 1 keeps 1 token to recompute, not 2
+    "tail-sized-to-shortest-stop": (1, 0),  # r0 completes [7, 8] and runs on
+    "tail-not-reset-after-stop-sequence": (2, 0),  # r1 "completes" [7, 8] with r0's 7
 }
 STEPS = {  # steps of (the buggy run, the correct run)
     "crossed-results": (4, 4),
@@ -47,6 +49,8 @@ STEPS = {  # steps of (the buggy run, the correct run)
     "leaked-blocks": (3, 2),
     "oldest-preempted": (5, 5),
     "forgetful-recompute": (6, 5),
+    "tail-sized-to-shortest-stop": (3, 2),
+    "tail-not-reset-after-stop-sequence": (3, 6),
 }
 CHECKER_BUGS = [name for name in BUGS if BUGS[name].demo is None]  # the others run on their memory demo case
 
@@ -193,6 +197,34 @@ def test_no_sentence_names_an_empty_stop_sequence_or_a_budget_the_request_does_n
         if ", reaching max_tokens = " in s:
             rid = s.split("request ")[1].split(" ")[0]
             assert f"reaching max_tokens = {budgets[rid]};" in s
+
+
+def test_a_tail_sized_to_the_shortest_stop_is_narrated_as_a_missed_match_then_a_late_one():
+    assert story_of("tail-sized-to-shortest-stop", 0, 1)[-1] == (
+        "Request r0's own tokens now end with its stop sequence [7, 8], yet nothing matched."
+    )
+    assert story_of("tail-sized-to-shortest-stop", 0, 2)[-1] == (
+        "Slot 0: request r0 emitted 5, completing stop sequence [5]; it is evicted and its callback receives "
+        "[100, 7, 8, 5]."
+    )
+    assert story_of("tail-sized-to-shortest-stop", 1, 1)[-1] == (
+        "Slot 0: request r0 emitted 8, completing stop sequence [7, 8]; it is evicted and its callback receives "
+        "[100, 7, 8]."
+    )
+
+
+def test_a_tail_not_reset_after_a_stop_sequence_is_narrated_with_the_tokens_it_borrowed():
+    assert story_of("tail-not-reset-after-stop-sequence", 0, 1)[-1] == (
+        "Slot 0: request r0 emitted 7, completing stop sequence [4, 7]; it is evicted and its callback receives "
+        "[100, 4, 7]."
+    )
+    assert story_of("tail-not-reset-after-stop-sequence", 0, 2)[-2:] == [
+        "Slot 0: request r1 emitted 8, completing stop sequence [7, 8]; it is evicted and its callback receives "
+        "[101, 8].",
+        "Request r1 itself generated only [8]: it never completed stop sequence [7, 8]. The [7] was generated last "
+        "by request r0, which held slot 0 before it.",
+    ]
+    assert story_of("tail-not-reset-after-stop-sequence", 1, 2)[-1] == "Slot 0: request r1 emitted 8."
 
 
 def test_crossed_results_say_whose_answer_each_row_got():

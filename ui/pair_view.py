@@ -3,7 +3,8 @@
 The two grids share one x range, so step k sits at the same x in both, and the first (step,
 slot) where the runs differ is outlined; one step slider drives both. A checker's uploaded
 log shows the user's solution, which only the checker ran: both of its grids are rebuilt
-from traces the same way (`engine.practice.checker.reconstruct`). A checker log is a user's
+from traces the same way (`engine.practice.checker.reconstruct`); a run that hung or raised is
+drawn as far as it got, under a warning. A checker log is a user's
 file: everything wrong with it (not a log, a smuggled case out of bounds, a log that does
 not replay) is shown with `st.error`, never a traceback.
 """
@@ -112,6 +113,9 @@ def render_checker_log(text: str, key: str) -> None:
     """A checker's failing run beside the reference, or st.error saying what is wrong with the file."""
     try:
         yours, expected = checker_pair(text)
+        ended = [e.message for e in yours if e.kind == "error"]  # reconstruct's mark of a run that ended early
+        if ended:
+            st.warning(f"Your solution's run did not finish: {ended[-1]}.")
         render_pair(yours, expected, ("Your solution", "Reference"), key, identity=hash(text))
     except ValueError as exc:
         st.error(str(exc))

@@ -72,6 +72,38 @@ class NaiveStopMatching(BatchInferenceEngine):
     _matcher = NaiveStopMatcher
 
 
+class ShortestTailMatcher:
+    """Keeps the last tokens in a tail buffer as long as the shortest stop sequence and checks each sequence
+    against it, so a longer sequence never fits and never matches."""
+
+    def __init__(self, sequences: tuple[tuple[int, ...], ...]):
+        self.sequences = sequences
+        self.size = min(map(len, sequences))
+
+    def advance(self, state: tuple[int, ...] | int, token: int) -> tuple[int, ...]:
+        return (*(state or ()), token)[-self.size :]
+
+    def matched(self, state: tuple[int, ...]) -> int:
+        return next((i for i, s in enumerate(self.sequences) if tuple(state[-len(s) :]) == s), -1)
+
+
+class TailSizedToShortestStop(BatchInferenceEngine):
+    """Matches stop sequences in a tail buffer sized to the shortest of them: the longer ones are missed."""
+
+    _matcher = ShortestTailMatcher
+
+
+class TailNotResetAfterStopSequence(BatchInferenceEngine):
+    """Resets a slot's stop tail when its row ends on max_tokens or the stop token, but not on a stop sequence."""
+
+    def _stop_state_at_admission(self, seq: Sequence, previous: Sequence | None) -> int:
+        state = 0
+        if seq.stops is not None and previous is not None and previous.finish_reason is FinishReason.STOP_SEQUENCE:
+            for token in previous.tokens[previous.prompt_len :][-8:]:  # the slot's tail buffer, left as it was
+                state = seq.stops.advance(state, token)
+        return state
+
+
 class MaxTokensCountsPrompt(BatchInferenceEngine):
     """Stops when prompt + generated reaches max_tokens, instead of generated alone."""
 
@@ -159,6 +191,23 @@ BUGS = {
         "On a mismatch the matcher starts over instead of falling back to the longest suffix that is still a "
         "prefix, so stop [1, 1, 2] is missed in 1, 1, 1, 2.",
         "Match with an Aho-Corasick automaton (or KMP failure links), or compare the tail with each sequence.",
+    ),
+    "tail-sized-to-shortest-stop": Bug(
+        TailSizedToShortestStop,
+        "A stop tail sized to the shortest stop sequence",
+        "r0 stops on [7, 8] or [5]. The tail buffer that stop sequences are compared with holds as many tokens as the "
+        "shortest of them, 1, so [7, 8] never fits in it: r0 generates 7, 8 at steps 0 and 1 and goes on, and stops "
+        "only at step 2 on [5], with a token too many.",
+        "Size the tail to the longest stop sequence (or match with an Aho-Corasick automaton, which needs no tail).",
+    ),
+    "tail-not-reset-after-stop-sequence": Bug(
+        TailNotResetAfterStopSequence,
+        "The stop tail is not reset after a stop-sequence finish",
+        "The slot's tail buffer is cleared when a row ends on max_tokens or the stop token, but the stop-sequence "
+        "branch forgets to: r0 ends on [4, 7] at step 1, and r1, which takes its slot at step 2, starts with 7 in the "
+        "tail, so its first token 8 'completes' [7, 8] and it stops after one token instead of four.",
+        "Keep the stop tail on the request, or reset all of a slot's state in one place that every way out goes "
+        "through.",
     ),
     "max-tokens-counts-prompt": Bug(
         MaxTokensCountsPrompt,

@@ -4,8 +4,15 @@
 
 The solution runs in a subprocess (`worker.py`, driven by `sandbox.py`) with a time limit
 per case, in a process group of its own, under resource limits (`resources.py`), talking
-on pipes of its own (`channel.py`); the project's engine runs the same cases in-process
-as the reference (`trace.py`); `checks.py` turns the two traces into findings in plain
-words; `shrink.py` makes a failing generated case minimal; `reconstruct.py` rebuilds an
-event log of the failing run for the app.
+on pipes of its own (`channel.py`); a case that hangs is answered by the worker's
+`watchdog.py` with the trace so far. `driver.py` runs one case on an engine class and
+records a `Trace` (`trace.py`: the recording model, every delivered result kept to be read
+again); the project's engine runs the same cases in-process as the reference. `checks.py`
+turns the two traces into findings in plain words, with hints where one mistake fits
+(`hints.py`, `stop_hints.py`, `run_hints.py`; `rows.py` reads a trace, `stuck.py` a run that
+did not finish, `divergence.py` finds where the model calls first differ). `run.py` runs
+the fixed and generated cases (`cases.py`), `shrink.py` makes a failing generated case
+minimal, `report.py` words the report, `command.py` is the command, `reconstruct.py`
+rebuilds an event log of the failing run for the app. A solution of another shape is
+checked through an adapter (`adapting.py`, docs/adapters.md).
 """

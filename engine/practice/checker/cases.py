@@ -7,7 +7,9 @@ the others use a model that hashes the whole prefix, so crossed rows answer diff
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 ID_BASE = 100  # prompt[0] of request i is ID_BASE + i
@@ -266,6 +268,20 @@ def fixed_cases() -> list[Case]:
                 ((), 2, (51, 52)),
             ),
         ),
+        Case(
+            "stop-sequence-lengths",
+            "stop sequences of different lengths: the longer one completes first",
+            1,
+            None,
+            _scripted(((), 10, (7, 8, 5, 6), [[7, 8], [5]])),
+        ),
+        Case(
+            "stop-tail-reset-after-stop",
+            "a slot refilled after a stop-sequence finish starts with a fresh stop tail",
+            1,
+            None,
+            _scripted(((), 10, (4, 7), [[4, 7]]), ((), 4, (8, 6, 5, 3), [[7, 8]])),
+        ),
     ]
 
 
@@ -290,9 +306,30 @@ def generated_case(rng: random.Random, index: int, with_stops: bool) -> Case:
     )
 
 
-def generated_cases(seed: int, count: int, with_stops: bool) -> list[Case]:
+def generated_stream(seed: int, with_stops: bool) -> Iterator[Case]:
+    """Generated workloads without end, the same for the same seed (the first `count` are `generated_cases`)."""
     rng = random.Random(seed)
-    return [generated_case(rng, i, with_stops) for i in range(count)]
+    for i in itertools.count():
+        yield generated_case(rng, i, with_stops)
+
+
+def generated_cases(seed: int, count: int, with_stops: bool) -> list[Case]:
+    return list(itertools.islice(generated_stream(seed, with_stops), count))
+
+
+def simpler_variants(case: Case) -> Iterator[Case]:
+    """The case asking for less, for a solution that declines it (`adapting.Unsupported`): one stop
+    sequence a request, then also no stop token, then no stop sequences at all; each also without
+    its `max_tokens = 0` requests."""
+    kept = [r for r in case.requests if r.max_tokens]
+    seen = {case}
+    for base in (case, renumbered(case, kept)) if kept else (case,):
+        one = replace(base, requests=tuple(replace(r, stops=r.stops[:1]) for r in base.requests))
+        none = replace(base, requests=tuple(replace(r, stops=()) for r in base.requests))
+        for variant in (base, one, replace(one, stop_token=None), none):
+            if variant not in seen:
+                seen.add(variant)
+                yield variant
 
 
 def renumbered(case: Case, requests: list[CaseRequest]) -> Case:

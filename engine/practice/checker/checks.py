@@ -1,7 +1,12 @@
 """Compare a solution's trace with the reference engine's on one case, in plain words.
 
 Each check is an invariant of the contract. A finding names the check, says what went
-wrong for which request, and, where a classic mistake fits the evidence, gives a hint.
+wrong for which request, and, where a classic mistake fits the evidence, gives a hint
+(`hints.py` for wrong outputs). Two checks look past what a callback saw at the time: a
+result must not change after it was delivered (`results_kept`: the checker reads every
+delivered list again after each later model call), and a finished row's callback must
+fire before the next model call, or when `run()` returns for rows finishing in the last
+one (`on_time`: the seeds' "a finished row delivers its result and frees its slot").
 """
 
 from __future__ import annotations
@@ -9,12 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .cases import Case
+from .hints import OutputHints
+from .rows import appearances, outputs, owner
+from .run_hints import runs_hint
+from .stuck import left_behind
 from .trace import Trace
 
 CHECKS = {
     "runs": "run() finishes without an error",
     "callback_once": "every request's callback is called exactly once",
     "outputs": "each request gets exactly its own prompt + generated tokens",
+    "results_kept": "a result never changes after its callback received it",
+    "on_time": "each callback fires before the next model call after its row finishes",
     "rows": "no model call gets more than batch_size rows",
     "fifo": "requests are admitted in submission order (FIFO)",
     "work_conserving": "no slot sits empty during a model call while requests wait",
@@ -28,36 +39,16 @@ class Finding:
     hint: str = ""
 
 
-def owner(case: Case, prefix: list[int]) -> int | None:
-    """The request a row belongs to: its prompt starts with the request's id token."""
-    matches = [i for i, r in enumerate(case.requests) if r.prompt and prefix[: len(r.prompt)] == list(r.prompt)]
-    if matches:
-        return max(matches, key=lambda i: len(case.requests[i].prompt))
-    empty = [i for i, r in enumerate(case.requests) if not r.prompt]
-    return empty[0] if empty else None
-
-
-def appearances(case: Case, trace: Trace) -> tuple[dict[int, int], dict[int, int]]:
-    """First and last model call in which each request had a row."""
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for n in range(len(trace.calls)):
-        for row in trace.rows(n):
-            i = owner(case, row)
-            if i is not None:
-                first.setdefault(i, n)
-                last[i] = n
-    return first, last
-
-
-def outputs(trace: Trace) -> dict[int, list]:
-    return {i: tokens for i, tokens, _ in trace.callbacks}
-
-
 def evaluate(case: Case, got: Trace, expected: Trace) -> list[Finding]:
+    """The findings of one case (none for a case the solution's adapter declined: it is skipped)."""
+    if got.unsupported:
+        return []
     if got.error:
-        return [Finding("runs", got.error)]
-    findings = _callbacks(case, got) + _outputs(case, got, expected)
+        message = got.error if not got.failed_at else f"{got.failed_at} raised:\n{got.error}"
+        if got.timeout:
+            message += "; " + left_behind(case, got)
+        return [Finding("runs", message, runs_hint(case, got))]
+    findings = _callbacks(case, got) + _outputs(case, got, expected) + _kept(case, got) + _on_time(case, got)
     findings += _rows(case, got) + _fifo(case, got) + _work_conserving(case, got)
     return findings
 
@@ -75,45 +66,72 @@ def _callbacks(case: Case, got: Trace) -> list[Finding]:
 
 def _outputs(case: Case, got: Trace, expected: Trace) -> list[Finding]:
     want, have = outputs(expected), outputs(got)
+    hints = OutputHints(case, got, have, want)
+    return [
+        Finding("outputs", f"r{i} received {have[i]}, expected {want[i]}", hints.for_request(i))
+        for i in sorted(want)
+        if i in have and have[i] != want[i]
+    ]
+
+
+def _step_of(before: int) -> int:
+    """The step in which a callback fired, from the model calls made before it (step n makes call n)."""
+    return max(before - 1, 0)
+
+
+def _kept(case: Case, got: Trace) -> list[Finding]:
     findings = []
-    for i in sorted(want):
-        if i in have and have[i] != want[i]:
-            findings.append(
-                Finding(
-                    "outputs", f"r{i} received {have[i]}, expected {want[i]}", _hint(case, i, have[i], want[i], want)
-                )
-            )
+    delivered = {i: before for i, _, before in got.callbacks}
+    for i, now, seen in got.changed:
+        j = _whose(case, got, i, now)
+        whose = f"overwritten with r{j}'s tokens" if j is not None and j != i else "changed"
+        when = f"before step {seen}'s model call" if seen < len(got.calls) else "when run() returned"
+        hint = (
+            f"the engine reused the list it had delivered to r{i} for r{j}: a caller that keeps its result finds "
+            f"another request's tokens (results crossed after a refill). Hand each callback a new list "
+            "(list(buffer)), or give each request a buffer of its own"
+            if j is not None and j != i
+            else "the engine changed a list after handing it to a callback: hand each callback a list it may keep"
+        )
+        handed = f"the list handed to r{i}'s callback at step {_step_of(delivered[i])}"
+        findings.append(Finding("results_kept", f"{handed} was later {whose}: {when} it held {now}", hint))
     return findings
 
 
-def _hint(case: Case, i: int, have: list, want: list, all_wanted: dict[int, list]) -> str:
-    request = case.requests[i]
-    prompt = list(request.prompt)
-    generated, expected = have[len(prompt) :], want[len(prompt) :]
-    if case.stop_token is not None and want[-1] == case.stop_token and have == want[:-1]:
-        return "the stop token was trimmed; the contract delivers it inside the output (5, 5, 0 -> [..., 5, 5, 0])"
-    if (
-        have[: len(prompt)] == prompt
-        and len(generated) == max(request.max_tokens - len(prompt), 1)
-        and len(expected) == request.max_tokens
-        and generated == expected[: len(generated)]
-    ):
-        return "max_tokens seems to count the prompt; it counts generated tokens only"
-    for k, token in enumerate(generated):
-        if k < len(expected) and token == expected[k]:
-            continue
-        meant = [j for j, other in all_wanted.items() if j != i and token in other[len(case.requests[j].prompt) :]]
-        if meant and case.requests[i].script is not None:
-            return (
-                f"r{i} got {token}, a token meant for r{meant[0]}: results were crossed "
-                "(check how the model's answers map back to rows after a refill)"
-            )
-        break
-    if len(generated) < len(expected) and generated == expected[: len(generated)] and request.stops:
-        return "a stop sequence matched too early: is stop-matching state left over from the slot's previous request?"
-    if len(generated) > len(expected) and generated[: len(expected)] == expected:
-        return "generation went on after a stop: a stop token or (overlapping) stop sequence was missed"
-    return ""
+def _whose(case: Case, got: Trace, i: int, now: list) -> int | None:
+    """The request whose tokens a changed result of r{i} now holds: its prompt's owner, or, behind an
+    adapter that adds r{i}'s prompt to the solution's generated tokens, the request that generated them."""
+    j = owner(case, now) if now else None
+    if j != i:
+        return j
+    generated = now[len(case.requests[i].prompt) :]
+    others = [k for k, tokens, _ in got.callbacks if k != i and tokens[len(case.requests[k].prompt) :] == generated]
+    return others[0] if generated and others else None
+
+
+def _on_time(case: Case, got: Trace) -> list[Finding]:
+    _, last = appearances(case, got)
+    first_callback: dict[int, int] = {}
+    for i, _, before in got.callbacks:
+        first_callback.setdefault(i, before)
+    late = {i: before - last[i] - 1 for i, before in first_callback.items() if i in last and before > last[i] + 1}
+    if not late:
+        return []
+    i = min(late, key=lambda r: (last[r], r))
+    others = len(late) - 1
+    message = (
+        f"r{i}'s row got its last token at step {last[i]}, but its callback fired only after step "
+        f"{first_callback[i] - 1}: it waited {late[i]} more model call{'s' * (late[i] != 1)}"
+        + (f" ({others} more request{'s' * (others != 1)} waited too)" if others else "")
+    )
+    at_end = all(first_callback[r] == len(got.calls) for r in late)
+    hint = (
+        "every late callback fired only after the last model call: results seem collected and delivered when the "
+        "run ends. Deliver each one as soon as its row finishes (and free its slot), before the next model call"
+        if at_end
+        else "deliver each result as soon as its row finishes (and free its slot), before the next model call"
+    )
+    return [Finding("on_time", message, hint)]
 
 
 def _rows(case: Case, got: Trace) -> list[Finding]:
@@ -140,35 +158,35 @@ def _fifo(case: Case, got: Trace) -> list[Finding]:
 
 
 def _work_conserving(case: Case, got: Trace) -> list[Finding]:
-    _, last = appearances(case, got)
+    first, last = appearances(case, got)
     for n in range(len(got.calls)):
         live = sum(1 for i in last if last[i] >= n)  # running now, or still to run later
         active = len(got.rows(n))
         if active < min(case.batch_size, live):
-            return [
-                Finding(
-                    "work_conserving",
-                    f"model call {n} had {active} active rows while {live} requests were unfinished and "
-                    f"batch_size is {case.batch_size}: a slot sat empty while work waited",
-                    "refill free slots before every model call (static batching waits for the whole "
-                    "batch; a slot freed too late idles for a step)",
-                )
-            ]
+            message = (
+                f"model call {n} had {active} active rows while {live} requests were unfinished and "
+                f"batch_size is {case.batch_size}: a slot sat empty while work waited"
+            )
+            return [Finding("work_conserving", message, _idle_hint(case, got, n, first))]
     return []
 
 
-def first_divergence(case: Case, got: Trace, expected: Trace) -> str:
-    """Where the solution's model calls first differ from the reference's, in words."""
-
-    def label(trace: Trace, n: int) -> list[str]:
-        return [f"r{owner(case, row)}:{row}" for row in trace.rows(n)]
-
-    for n in range(max(len(got.calls), len(expected.calls))):
-        a = label(got, n) if n < len(got.calls) else None
-        b = label(expected, n) if n < len(expected.calls) else None
-        if a != b:
-            return (
-                f"step {n}: the reference sends {'no model call' if b is None else b}, "
-                f"the solution sends {'no model call' if a is None else a}"
-            )
-    return "the model calls match; the difference is in what the callbacks receive"
+def _idle_hint(case: Case, got: Trace, n: int, first: dict[int, int]) -> str:
+    """Why a slot sat empty at model call n: the next admission came only once the whole batch had
+    finished (static batching), or one model call late (a freed slot returned too late)."""
+    admitted = sorted({first[i] for i in first if first[i] > n})
+    if not admitted:
+        return ""
+    later = admitted[0]
+    before = {owner(case, row) for row in got.rows(later - 1)} if later > 0 else set()
+    if not before & {owner(case, row) for row in got.rows(later)}:
+        return (
+            f"no waiting request was admitted until the whole batch had finished (at model call {later}): that is "
+            "static batching. Refill each freed slot from the queue before the next model call"
+        )
+    if later == n + 1:
+        return (
+            f"the freed slot was refilled one model call late (at call {later}): evict finished rows before the next "
+            "step's admissions, so a slot freed by a step is refilled in the very next one"
+        )
+    return "refill free slots from the queue before every model call"

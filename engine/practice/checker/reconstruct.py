@@ -2,7 +2,8 @@
 
 The solution's own slots are invisible, so slots are assigned the way the contract does:
 a request takes the lowest free slot when it first reaches the model and frees it when
-its callback fires. The result loads in the app like any other log.
+its callback fires. The result loads in the app like any other log. A run that ended
+early (it hung or raised) ends with an `error` event that says so.
 
 Rebuilding is linear in the trace (each row's owner is found once, and what the model
 answered it is read off the request's next row in one backward pass), and a log that
@@ -16,17 +17,17 @@ import json
 from ...core.config import EngineConfig
 from ...core.event_log import EventLog
 from ...core.events import NONE, EventKind, RequestInfo, mask_bits
-from ...core.request import FinishReason
 from .cases import MAX_BATCH_SIZE, MAX_REQUESTS, Case
-from .checks import owner
+from .rows import finish_reason, outputs, owner, slot_steps
+from .stuck import culprit, join, undelivered
 from .trace import MAX_CALLS, Trace
 
 MODEL_NAME = "checker"  # the header's model starts with this, then the case as JSON
 MAX_CASE_CHARS = 64 * 1024  # the case's JSON in a header; the largest case within the bounds is 16 KB
 MAX_LOG_STEPS = MAX_CALLS + 1  # a rebuilt log has one step per model call (the trace stops at MAX_CALLS)
 # arrivals and evictions (one each per request), plus per step a model call, and at most one
-# admission and one emit per slot
-MAX_LOG_EVENTS = 2 * MAX_REQUESTS + MAX_LOG_STEPS * (1 + 2 * MAX_BATCH_SIZE)
+# admission and one emit per slot, and the error event that marks a run that ended early
+MAX_LOG_EVENTS = 2 * MAX_REQUESTS + MAX_LOG_STEPS * (1 + 2 * MAX_BATCH_SIZE) + 1
 
 
 def case_from_log(log: EventLog) -> Case | None:
@@ -69,23 +70,16 @@ def reconstruct(case: Case, trace: Trace) -> EventLog:
         log.arrive(0, RequestInfo(f"r{i}", tuple(r.prompt), r.max_tokens, tuple(r.stops)))
     owned = [[(owner(case, row), row) for row in trace.rows(n)] for n in range(len(trace.calls))]
     answers = _answers(trace, owned)
-    finishing: dict[int, list[tuple[int, list]]] = {}  # model calls made before -> (request, tokens)
-    for i, tokens, before in {i: (i, tokens, before) for i, tokens, before in trace.callbacks}.values():
-        finishing.setdefault(before, []).append((i, tokens))  # each request's last callback
-    slots: dict[int, int] = {}
-    for step in range(len(trace.calls) + 1):
-        for i, tokens in sorted(finishing.get(step, []), key=lambda item: item[0]):
-            if i in slots:
-                log.append(step - 1, EventKind.EVICT, slots.pop(i), i, _reason(case, i, tokens))
-            else:  # delivered without ever holding a slot (max_tokens = 0, or never run)
-                log.append(max(step - 1, 0), EventKind.EVICT, NONE, i, _reason(case, i, tokens))
+    delivered = outputs(trace)
+    for step, evicted, admitted, slots in slot_steps(case, trace, owned):
+        for i, slot in evicted:  # slot None: delivered without ever holding one (max_tokens = 0, or never run)
+            reason = finish_reason(case, i, delivered[i])
+            log.append(max(step - 1, 0), EventKind.EVICT, NONE if slot is None else slot, i, reason)
         if step == len(trace.calls):
             break
+        for i, slot in admitted:
+            log.append(step, EventKind.ADMIT, slot, i)
         rows = owned[step]
-        for i, _ in rows:
-            if i is not None and i not in slots and len(slots) < case.batch_size:
-                slots[i] = min(set(range(case.batch_size)) - set(slots.values()))
-                log.append(step, EventKind.ADMIT, slots[i], i)
         known: dict[int, int] = {}  # request -> its first row in this call (one token per slot and step)
         for k, (i, _) in enumerate(rows):
             if i in slots:
@@ -94,6 +88,8 @@ def reconstruct(case: Case, trace: Trace) -> EventLog:
         log.model_call(step, max(len(rows), 1), mask_bits([s in held for s in range(case.batch_size)]))
         for i, k in known.items():
             log.emit(step, slots[i], i, answers[step][k], len(rows[k][1]) - len(case.requests[i].prompt))
+    if trace.error:
+        _mark_the_end(log, case, trace)
     return log
 
 
@@ -117,10 +113,17 @@ def _token_after(source: list | None, row: list) -> int:
     return token if type(token) is int else -1
 
 
-def _reason(case: Case, i: int, tokens: list) -> FinishReason:
-    generated = tokens[len(case.requests[i].prompt) :]
-    if generated and case.stop_token is not None and generated[-1] == case.stop_token:
-        return FinishReason.STOP_TOKEN
-    if any(generated[-len(s) :] == list(s) for s in case.requests[i].stops if len(generated) >= len(s)):
-        return FinishReason.STOP_SEQUENCE
-    return FinishReason.MAX_TOKENS
+def ended_early(case: Case, trace: Trace) -> str:
+    """Why a rebuilt log ends before its run did, in words ("" when the run finished)."""
+    if not trace.error:
+        return ""
+    why = "it did not finish in time" if trace.timeout else "it failed"
+    left = undelivered(case, trace)
+    never = f"; {join([f'r{i}' for i in left], 'and')} never delivered" if left else ""
+    return f"the solution's run was stopped after {len(trace.calls)} model calls ({why}), so this log ends early{never}"
+
+
+def _mark_the_end(log: EventLog, case: Case, trace: Trace) -> None:
+    """An `error` event on the request the run failed on, at the last step: the log ends before the run did."""
+    i = culprit(case, trace)
+    log.error(max(len(trace.calls) - 1, 0), NONE, 0 if i is None else i, ended_early(case, trace))

@@ -1,73 +1,57 @@
 """Orchestrate a check: run every case on the solution and the reference, shrink, report.
 
-Exit status: 0 every check passed, 1 a check failed, 2 the file could not be loaded or
-has the wrong shape. SIGTERM stops a check cleanly: the solution's process group is
-killed on the way out (the app's editor relies on it).
+The fixed cases run first (after `MAX_TIMEOUTS` hung ones the rest are skipped), then the
+generated workloads, even when some case hung or raised: only those with a request of a
+shape that did not run (`stuck.shape`: a `max_tokens = 0` request, say) are left out, and
+after a hang each gets `AFTER_A_HANG` seconds instead of the full limit. They stop after
+`MAX_TIMEOUTS` more cases that do not run to the end. A generated workload the solution's
+adapter declines (`adapting.Unsupported`) is simplified until it is accepted
+(`cases.simpler_variants`), else replaced by the next one, up to three times as many drawn as run.
+
+`command.py` is the `python -m engine check` command around `check`.
 """
 
 from __future__ import annotations
 
-import json
-import signal
-import sys
-import threading
-from dataclasses import dataclass, field
-
 from ...core.engine import BatchInferenceEngine
-from .cases import Case, fixed_cases, generated_cases
-from .checks import CHECKS, Finding, evaluate, first_divergence, outputs
-from .reconstruct import reconstruct
-from .sandbox import DEFAULT_TIMEOUT, LoadError, Solution
+from .cases import Case, fixed_cases, generated_stream, simpler_variants
+from .checks import evaluate
+from .driver import run_case
+from .report import NO_STOPS, ZERO_BUDGET, CaseResult, Report
+from .sandbox import DEFAULT_TIMEOUT, Solution
 from .shrink import shrink
-from .trace import Trace, run_case
+from .stuck import culprit, has_shape, shape
+from .trace import Trace
 
 GENERATED = 40  # generated workloads per check
-MAX_TIMEOUTS = 3  # after this many hung cases, the rest are not run
-
-
-@dataclass
-class CaseResult:
-    case: Case
-    findings: list[Finding]
-    got: Trace
-    expected: Trace
-
-
-@dataclass
-class Report:
-    solution: str
-    class_name: str
-    results: list[CaseResult] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    generated: int = 0  # generated workloads run
-
-    @property
-    def failed(self) -> list[CaseResult]:
-        return [r for r in self.results if r.findings]
-
-    @property
-    def exit_status(self) -> int:
-        return 1 if self.failed else 0
-
-
-def timeouts(report: Report) -> int:
-    return sum(1 for r in report.results if r.got.timeout)
+MAX_TIMEOUTS = 3  # after this many hung fixed cases, the other fixed cases are not run (and the same for generated)
+AFTER_A_HANG = 1.0  # seconds per generated workload once a case has hung
 
 
 def reference(case: Case, with_stops: bool = True) -> Trace:
     return run_case(BatchInferenceEngine, case.to_json(), with_stops)
 
 
-def check_case(solution: Solution, case: Case) -> CaseResult:
-    got = solution.run(case.to_json())
+def check_case(solution: Solution, case: Case, timeout: float | None = None) -> CaseResult:
+    got = solution.run(case.to_json(), timeout)
     expected = reference(case)
     return CaseResult(case, evaluate(case, got, expected), got, expected)
 
 
+def _did_not_run(result: CaseResult) -> bool:
+    return bool(result.findings) and result.findings[0].check == "runs"
+
+
 def check(
-    path: str, class_name: str | None = None, seed: int = 0, timeout: float = DEFAULT_TIMEOUT, progress=None
+    path: str,
+    class_name: str | None = None,
+    seed: int = 0,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress=None,
+    generated: int = GENERATED,
 ) -> Report:
-    """Raises LoadError for a file that cannot be checked."""
+    """Check the solution on the fixed cases and `generated` generated workloads; raises LoadError for a
+    file that cannot be checked."""
     solution = Solution(path, class_name, timeout)
     try:
         stops = solution.info["stop_sequences"]
@@ -75,128 +59,101 @@ def check(
         for case in fixed_cases():
             if case.needs_stops and not stops:
                 report.skipped.append(f"{case.name}: {case.title} (submit_request takes no stop_sequences)")
-            elif timeouts(report) >= MAX_TIMEOUTS:
+                report.not_supported(NO_STOPS, NO_STOPS, case.name)
+            elif sum(r.got.timeout for r in report.results) >= MAX_TIMEOUTS:
                 report.skipped.append(f"{case.name}: {case.title} (not run: the solution hung {MAX_TIMEOUTS} times)")
             else:
-                report.results.append(check_case(solution, case))
-        failing_checks = {f.check for r in report.results for f in r.findings}
-        if "runs" in failing_checks:
-            return report  # generated workloads would only repeat the error
-        for case in generated_cases(seed, GENERATED, with_stops=stops):
-            if timeouts(report) >= MAX_TIMEOUTS:
-                report.skipped.append(
-                    f"the remaining generated workloads (not run: the solution hung {MAX_TIMEOUTS} times)"
-                )
-                break
-            if progress:
-                progress(case.name)
-            report.generated += 1
-            result = check_case(solution, case)
-            new = {f.check for f in result.findings} - failing_checks
-            if new:
-                # a hang or crash is not shrunk: every try could cost a whole time limit
-                minimal = shrink(case, _fails_check(solution, sorted(new)[0])) if "runs" not in new else case
-                report.results.append(check_case(solution, minimal))
-                failing_checks |= {f.check for f in report.results[-1].findings}
+                _record(report, check_case(solution, case))
+        _check_generated(report, solution, seed, stops, progress, generated)
         return report
     finally:
         solution.close()
 
 
-def _fails_check(solution: Solution, check_name: str):
-    return lambda case: check_name in {f.check for f in check_case(solution, case).findings}
+def _record(report: Report, result: CaseResult) -> bool:
+    """Add a case's result to the report; False if the solution's adapter declined the case."""
+    case, got = result.case, result.got
+    if got.unsupported:
+        if not case.generated:
+            report.skipped.append(f"{case.name}: {case.title} (not supported: {got.unsupported})")
+            report.not_supported(got.unsupported, got.unsupported, case.name)
+        return False
+    i = culprit(case, got)
+    if got.failed_at and i is not None and got.failed_at == f"submit_request r{i}" and not case.requests[i].max_tokens:
+        refused = ((got.error or "").strip().splitlines() or ["no reason given"])[-1]
+        report.not_supported(ZERO_BUDGET, f"submit_request refused it ({refused})", case.name)
+    report.results.append(result)
+    return True
 
 
-def format_report(report: Report) -> str:
-    lines = [f"Checking {report.solution}: class {report.class_name}"]
-    for result in report.results:
-        if not result.findings:
-            lines.append(f"  PASS  {result.case.name}: {result.case.title}")
+def _check_generated(report: Report, solution: Solution, seed: int, stops: bool, progress, count: int) -> None:
+    ran = list(report.results)
+    if not count:
+        report.generated_note = "none asked for"
+        return
+    if ran and all(_did_not_run(r) for r in ran):
+        report.generated_note = "the solution does not finish any of the cases above"
+        return
+    failing = {f.check for r in ran for f in r.findings}
+    left_out = {shape(r.case, culprit(r.case, r.got)) for r in ran if _did_not_run(r)}  # shapes seen not to run
+    reported = set(left_out)
+    if any(r.got.timeout for r in ran):
+        report.budget = min(AFTER_A_HANG, solution.timeout)
+    not_run = 0  # generated workloads that hung or raised
+    for drawn, case in enumerate(generated_stream(seed, with_stops=stops)):
+        if report.generated >= count or drawn >= 3 * count:
+            break
+        if not_run >= MAX_TIMEOUTS:
+            report.skipped.append(
+                f"the remaining generated workloads (not run: {not_run} of them did not run to the end)"
+            )
+            break
+        excluded = next((s for s in left_out if has_shape(case, s)), None)
+        if excluded is not None:
+            name = " and ".join(sorted(excluded))
+            report.excluded[name] = report.excluded.get(name, 0) + 1
             continue
-        lines.append(f"  FAIL  {result.case.name}: {result.case.title}")
-        lines += [
-            "        input: " + line if n == 0 else "               " + line
-            for n, line in enumerate(result.case.describe().splitlines())
-        ]
-        for finding in result.findings:
-            lines.append(f"        - {CHECKS[finding.check]}: {finding.message}")
-            if finding.hint:
-                lines.append(f"          hint: {finding.hint}")
-        if not result.got.error:
-            lines.append(f"        expected outputs: {_outputs(result.expected)}")
-            lines.append(f"        actual outputs:   {_outputs(result.got)}")
-            lines.append(f"        first divergence: {first_divergence(result.case, result.got, result.expected)}")
-    for skipped in report.skipped:
-        lines.append(f"  SKIP  {skipped}")
-    generated_failures = sum(1 for r in report.failed if r.case.generated)
-    if report.generated:
-        lines.append(
-            f"  {report.generated} generated workloads (seeded) run; "
-            + (
-                f"{generated_failures} new failure(s), shrunk above"
-                if generated_failures
-                else "no failure beyond the ones above"
-            )
-        )
-    else:
-        lines.append("  generated workloads not run: the solution does not finish the cases above")
-    passed = len(report.results) - len(report.failed)
-    summary = f"{passed} passed, {len(report.failed)} failed"
-    lines.append(summary + (f", {len(report.skipped)} skipped" if report.skipped else ""))
-    return "\n".join(lines)
-
-
-def _outputs(trace: Trace) -> str:
-    return ", ".join(f"r{i}: {tokens}" for i, tokens in sorted(outputs(trace).items())) or "none"
-
-
-def _exit_on_sigterm(signum, frame) -> None:
-    raise SystemExit(128 + signum)  # unwinds through check(): its `finally` kills the worker's group
-
-
-def main(args) -> int:
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main_thread else None
-    try:
-        return _main(args)
-    finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-
-
-def _main(args) -> int:
-    try:
-        progress = (
-            (lambda name: print(f"\rchecking {name}   ", end="", file=sys.stderr, flush=True))
-            if sys.stderr.isatty()
-            else None
-        )
-        report = check(args.solution, args.class_name, args.seed, args.timeout, progress=progress)
         if progress:
-            print(file=sys.stderr)
-    except LoadError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "class": report.class_name,
-                    "passed": len(report.results) - len(report.failed),
-                    "failed": [
-                        {"case": r.case.name, "input": r.case.describe(), "findings": [f.__dict__ for f in r.findings]}
-                        for r in report.failed
-                    ],
-                    "skipped": report.skipped,
-                },
-                indent=2,
-            )
-        )
-    else:
-        print(format_report(report))
-    if args.jsonl and report.failed:
-        first = report.failed[0]
-        with open(args.jsonl, "w", encoding="utf-8") as out:
-            out.write(reconstruct(first.case, first.got).to_jsonl())
-        print(f"event log of the failing run ({first.case.name}): {args.jsonl}", file=sys.stderr)
-    return report.exit_status
+            progress(case.name)
+        result = check_case(solution, case, report.budget)
+        for simpler in simpler_variants(case) if result.got.unsupported else ():
+            result = check_case(solution, simpler, report.budget)
+            if not result.got.unsupported:
+                report.generated_simplified += 1
+                break
+        if result.got.unsupported:
+            report.generated_unsupported += 1
+            continue
+        case = result.case
+        report.generated += 1
+        if result.got.timeout and report.budget is None:
+            report.budget = min(AFTER_A_HANG, solution.timeout)
+        if _did_not_run(result):
+            not_run += 1
+            seen = shape(case, culprit(case, result.got))
+            left_out.add(seen)
+            if seen not in reported:  # a hang or crash is not shrunk: every try could cost a whole time limit
+                reported.add(seen)
+                _record(report, result)
+            continue
+        new = {f.check for f in result.findings} - failing
+        if new:
+            still = _fails_check(solution, sorted(new)[0], left_out, report.budget)
+            _record(report, check_case(solution, shrink(case, still), report.budget))
+            failing |= {f.check for f in report.results[-1].findings}
+
+
+def _fails_check(solution: Solution, check_name: str, left_out: set, budget: float | None):
+    """Whether a smaller case still fails `check_name`; a shrink that hangs MAX_TIMEOUTS times stops
+    trying (each hang costs a whole time limit)."""
+    hangs = []
+
+    def still_fails(case: Case) -> bool:
+        if len(hangs) >= MAX_TIMEOUTS or any(has_shape(case, s) for s in left_out):
+            return False
+        result = check_case(solution, case, budget)
+        if result.got.timeout:
+            hangs.append(case.name)
+        return check_name in {f.check for f in result.findings}
+
+    return still_fails

@@ -5,7 +5,8 @@ The worker runs in a session and process group of its own, under the resource li
 line per case in, one JSON line per answer out. Its stdin, stdout and stderr lead to
 /dev/null, so nothing the solution prints can corrupt the protocol.
 
-A case that hangs is reported as a timeout; a worker that dies (a crash, `sys.exit`, a
+A case that hangs is reported as a timeout, with the trace up to then when the worker's
+watchdog could send it (`watchdog.py`); a worker that dies (a crash, `sys.exit`, a
 segfault, a resource limit) as a crash; an answer that is not a trace as unreadable. In
 each of these the worker's whole process group is killed and the next case starts a
 fresh worker; after every other case, any process the solution left behind in the group
@@ -108,17 +109,19 @@ class Solution:
         kill_leftovers(self.process.pid, LEFTOVER_WAIT_SECONDS)
         return info
 
-    def run(self, case: dict) -> Trace:
+    def run(self, case: dict, timeout: float | None = None) -> Trace:
+        """The solution's trace of `case`, within `timeout` seconds (default: the solution's limit)."""
+        seconds = self.timeout if timeout is None else min(timeout, self.timeout)
         if self.process is None or self.process.poll() is not None:
             self.close()
             self.info = self._start()
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + seconds
         try:
-            self.channel.send(json.dumps(case).encode() + b"\n", deadline)
+            self.channel.send(json.dumps({"case": case, "timeout": seconds}).encode() + b"\n", deadline)
             line = self.channel.receive(deadline)
         except ChannelTimeout:
             self.close()
-            return Trace(error=f"the case did not finish within {self.timeout:g} s (an endless loop?)", timeout=True)
+            return Trace(error=timed_out(seconds), timeout=True)
         except ChannelClosed:
             return Trace(error=self._crash())
         except LineTooLong:
@@ -129,6 +132,10 @@ class Solution:
         except (ValueError, RecursionError) as exc:  # not JSON (or not UTF-8), or not a trace
             self.close()
             return Trace(error=f"{UNREADABLE} ({_reason(exc)})")
+        if trace.timeout:  # the worker's watchdog sent the trace so far: the solution is still running
+            self.close()
+            trace.error = timed_out(seconds)
+            return trace
         kill_leftovers(self.process.pid, LEFTOVER_WAIT_SECONDS)
         return trace
 
@@ -156,6 +163,10 @@ class Solution:
         if self.channel is not None:
             self.channel.close()
             self.channel = None
+
+
+def timed_out(seconds: float) -> str:
+    return f"the case did not finish within {seconds:g} s (an endless loop?)"
 
 
 def _reason(exc: BaseException) -> str:

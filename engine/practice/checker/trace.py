@@ -1,26 +1,22 @@
-"""Run one case against an engine class and record everything it did: a `Trace`.
+"""The recording model and the `Trace`: everything one case's run did.
 
 `CheckModel` is the recording mock model handed to the engine. It answers every method
 name a seed uses (`generate_next_tokens`, `generate_next_tokens_padded`, `next_tokens`,
 or a plain call) and records each call's active rows. Runs are bounded: a solution that
 keeps calling the model far past what the case needs is stopped with an error.
-
-Stop sequences are passed as `stop_sequences=...` when `submit_request` has a parameter
-of that name (keyword-only included) or takes `**kwargs`, and as a 4th positional
-argument when its 4th parameter has another name (`stops`); see `stop_style`.
+A `Trace` is everything one run did, as plain JSON-safe data: it crosses from the worker
+process to the checker (`Trace.from_json` refuses anything else). `driver.py` runs a case.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
-import traceback
 from dataclasses import dataclass, field
 
 from ...core.validation import int_like
 
 MAX_CALLS = 500  # far beyond any case's needs: a run past this never ends
-KEYWORD, POSITIONAL = "keyword", "positional"  # how submit_request takes stop sequences
+FILLER = 99  # what the model answers a scripted request's row once its script has run out
 
 
 class RunawayError(RuntimeError):
@@ -39,20 +35,23 @@ class CheckModel:
                     prefix = (*prefix, token)
         self.scripted = {tuple(r["prompt"]) for r in case["requests"] if r["script"] is not None}
         self.calls: list[list[list[int]]] = []  # active rows of each call, as sent
+        self.before_call = None  # called with the number of calls so far, before each call is recorded
 
     def token(self, prefix) -> int:
         key = tuple(map(int, prefix))  # numpy integers answer like ints
         if key in self.script:
             return self.script[key]
         if any(key[: len(p)] == p for p in self.scripted):
-            return 99  # past the end of a script
+            return FILLER
         digest = hashlib.blake2b(repr(list(key)).encode(), digest_size=4).digest()
         return int.from_bytes(digest, "little") % self.vocab_size
 
     def _record(self, rows) -> None:
+        if self.before_call is not None:
+            self.before_call(len(self.calls))
         if len(self.calls) >= MAX_CALLS:
             raise RunawayError(f"the model was called more than {MAX_CALLS} times: the run does not end")
-        self.calls.append([_plain(row) for row in rows])
+        self.calls.append([plain(row) for row in rows])
 
     def generate_next_tokens(self, batch_prefixes):
         self._record(batch_prefixes)
@@ -73,6 +72,9 @@ class Trace:
     callbacks: list = field(default_factory=list)  # [request index, tokens, model calls made before it]
     error: str | None = None  # run() raised, or the case could not start
     timeout: bool = False
+    changed: list = field(default_factory=list)  # a delivered result seen changed: [request, tokens now, calls before]
+    failed_at: str | None = None  # where the solution raised: "__init__", "submit_request r2" or "run()"
+    unsupported: str | None = None  # the solution's adapter says it cannot express the case, and why
 
     def rows(self, n: int) -> list[list[int]]:
         return [row for row in self.calls[n] if isinstance(row, list)]
@@ -81,22 +83,35 @@ class Trace:
         last = self.calls[n][-1] if self.calls[n] else None
         return last if isinstance(last, int) else len(self.calls[n])
 
+    def padded(self, n: int) -> bool:
+        return bool(self.calls[n]) and type(self.calls[n][-1]) is int
+
     def to_json(self) -> dict:
-        return {"calls": self.calls, "callbacks": self.callbacks, "error": self.error, "timeout": self.timeout}
+        return {name: getattr(self, name) for name in (*REQUIRED, *OPTIONAL)}
 
     @classmethod
     def from_json(cls, data: object, requests: int) -> Trace:
         """A trace sent by the worker for a case of `requests` requests; ValueError if it is not one."""
-        if not isinstance(data, dict) or set(data) != {"calls", "callbacks", "error", "timeout"}:
+        if not isinstance(data, dict) or not set(REQUIRED) <= set(data) <= {*REQUIRED, *OPTIONAL}:
             raise ValueError("not a trace object")
-        calls, callbacks, error, timeout = data["calls"], data["callbacks"], data["error"], data["timeout"]
+        calls, callbacks, error, timeout = (data[name] for name in REQUIRED)
         if not isinstance(calls, list) or not all(_is_call(call) for call in calls):
             raise ValueError("calls: not a list of model calls")
         if not isinstance(callbacks, list) or not all(_is_callback(c, requests) for c in callbacks):
             raise ValueError("callbacks: not a list of [request, tokens, calls before]")
         if not (error is None or isinstance(error, str)) or type(timeout) is not bool:
             raise ValueError("error or timeout: wrong type")
-        return cls(calls, callbacks, error, timeout)
+        changed = data.get("changed", [])
+        if not isinstance(changed, list) or not all(_is_callback(c, requests) for c in changed):
+            raise ValueError("changed: not a list of [request, tokens, calls before]")
+        failed_at, unsupported = data.get("failed_at"), data.get("unsupported")
+        if not all(value is None or isinstance(value, str) for value in (failed_at, unsupported)):
+            raise ValueError("failed_at or unsupported: wrong type")
+        return cls(calls, callbacks, error, timeout, changed, failed_at, unsupported)
+
+
+REQUIRED = ("calls", "callbacks", "error", "timeout")
+OPTIONAL = ("changed", "failed_at", "unsupported")
 
 
 def _is_row(row: object) -> bool:
@@ -123,54 +138,9 @@ def _is_callback(callback: object, requests: int) -> bool:
     )
 
 
-def _plain(tokens) -> list:
+def plain(tokens) -> list:
     """JSON-safe tokens: ints (numpy integers converted), anything else as its repr."""
     try:
         return [t if type(t) is int else (value if (value := int_like(t)) is not None else repr(t)) for t in tokens]
     except TypeError:
         return [repr(tokens)]
-
-
-def stop_style(engine_class) -> str | None:
-    """How `engine_class.submit_request` takes stop sequences: KEYWORD, POSITIONAL, or None (not at all)."""
-    try:
-        params = list(inspect.signature(engine_class.submit_request).parameters.values())
-    except (TypeError, ValueError, AttributeError):
-        return None
-    kinds = {p.kind for p in params}
-    if any(p.name == "stop_sequences" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params):
-        return KEYWORD
-    if sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) >= 5:
-        return POSITIONAL  # self, prompt_tokens, max_tokens, callback, and a 4th of another name
-    if inspect.Parameter.VAR_KEYWORD in kinds:
-        return KEYWORD
-    if inspect.Parameter.VAR_POSITIONAL in kinds:
-        return POSITIONAL
-    return None
-
-
-def run_case(engine_class, case: dict, with_stops: bool) -> Trace:
-    """Run `case` (Case.to_json()) on a fresh `engine_class(model, batch_size, stop_token)`."""
-    model = CheckModel(case)
-    trace = Trace(model.calls)
-    style = stop_style(engine_class) if with_stops else None
-    try:
-        engine = engine_class(model, case["batch_size"], case["stop_token"])
-        for i, request in enumerate(case["requests"]):
-
-            def deliver(tokens, i=i):
-                trace.callbacks.append([i, _plain(tokens), len(model.calls)])
-
-            arguments = [list(request["prompt"]), request["max_tokens"], deliver]
-            stops = [list(s) for s in request["stops"]]
-            if style == KEYWORD and stops:
-                engine.submit_request(*arguments, stop_sequences=stops)
-            elif style == POSITIONAL and stops:
-                engine.submit_request(*arguments, stops)
-            else:
-                engine.submit_request(*arguments)
-        engine.run()
-    except Exception as exc:  # the solution's own error: reported, not raised
-        frames = traceback.format_exception(type(exc), exc, exc.__traceback__)
-        trace.error = "".join(frames[-3:]).strip()
-    return trace

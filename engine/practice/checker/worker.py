@@ -7,8 +7,9 @@ ANSWERS_FD out) non-inheritable, points fds 0, 1 and 2 at /dev/null (so nothing 
 solution or its child processes read or print touches the protocol), starts a thread
 that kills its process group if the checker goes away, and sets the resource limits of
 `resources.py`. Then it loads the file, checks the class has the seeds' shape, writes one
-JSON line describing it, and answers each case (one JSON line in) with a trace (one
-JSON line out).
+JSON line describing it, and answers each case (one JSON line in: the case and its time
+limit) with a trace (one JSON line out). A case that overruns is answered by the
+watchdog (`watchdog.py`) with the trace so far.
 """
 
 from __future__ import annotations
@@ -24,9 +25,12 @@ import threading
 import time
 from pathlib import Path
 
+from .driver import run_case, stop_style
 from .resources import apply_limits, load_time_limit, set_cpu_budget
-from .trace import run_case, stop_style
+from .trace import Trace
+from .watchdog import Watchdog
 
+OTHER_SHAPE = "; a solution of another shape can be checked through an adapter (docs/adapters.md)"
 PARENT_POLL_SECONDS = 0.5  # how often the worker checks that the checker is still there
 _module_numbers = itertools.count(1)
 
@@ -73,7 +77,7 @@ def load_class(path: str, name: str | None):
         if callable(getattr(c, "submit_request", None)) and callable(getattr(c, "run", None))
     ]
     if not engines:
-        raise ValueError(f"{path}: no class with submit_request(...) and run() methods")
+        raise ValueError(f"{path}: no class with submit_request(...) and run() methods{OTHER_SHAPE}")
     preferred = [c for c in engines if c.__name__ == "BatchInferenceEngine"]
     if len(engines) > 1 and not preferred:
         raise ValueError(
@@ -88,14 +92,16 @@ def shape(engine_class) -> dict:
     try:
         inspect.signature(engine_class).bind(object(), 1, 0)
     except TypeError:
-        raise ValueError(f"{name}.__init__ must accept (model, batch_size, stop_token)") from None
+        raise ValueError(f"{name}.__init__ must accept (model, batch_size, stop_token){OTHER_SHAPE}") from None
     except ValueError:
         pass
     submit = inspect.signature(engine_class.submit_request)
     try:
         submit.bind(None, [1], 1, print)
     except TypeError:
-        raise ValueError(f"{name}.submit_request must accept (prompt_tokens, max_tokens, callback)") from None
+        raise ValueError(
+            f"{name}.submit_request must accept (prompt_tokens, max_tokens, callback){OTHER_SHAPE}"
+        ) from None
     return {"class": name, "stop_sequences": stop_style(engine_class) is not None}
 
 
@@ -126,10 +132,11 @@ def main(argv: list[str]) -> int:
     cases_fd, answers_fd, timeout, path = int(argv[0]), int(argv[1]), float(argv[2]), argv[3]
     class_name = argv[4] if len(argv) > 4 and argv[4] else None
     isolate((cases_fd, answers_fd))
-    watch_parent()  # before the limits: RLIMIT_NPROC may forbid a new thread
-    apply_limits(load_time_limit(timeout))
     cases = os.fdopen(cases_fd, "r", encoding="utf-8")
     answers = os.fdopen(answers_fd, "w", encoding="utf-8")
+    watch_parent()  # the threads first: under the limits, RLIMIT_NPROC may forbid a new thread
+    watchdog = Watchdog(answers)
+    apply_limits(load_time_limit(timeout))
     try:
         engine_class = load_class(path, class_name)
         info = shape(engine_class)
@@ -140,11 +147,11 @@ def main(argv: list[str]) -> int:
     answers.write(json.dumps(info) + "\n")
     answers.flush()
     for line in cases:
-        case = json.loads(line)
-        set_cpu_budget(timeout)
-        trace = run_case(engine_class, case, info["stop_sequences"])
-        answers.write(json.dumps(trace.to_json()) + "\n")
-        answers.flush()
+        message = json.loads(line)  # {"case": Case.to_json(), "timeout": seconds}
+        set_cpu_budget(message["timeout"])
+        trace = Trace()
+        watchdog.start(trace, message["timeout"])
+        watchdog.finish(run_case(engine_class, message["case"], info["stop_sequences"], trace))
     return 0
 
 
