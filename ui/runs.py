@@ -26,6 +26,7 @@ from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
 from engine.lab.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
 from engine.lab.simulate import simulate
 from ui.cache import SizedCache
+from ui.stage_wire import compress
 
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES  # uploads above this are refused with a message
 RUNS = SizedCache(max_bytes=768 * 2**20)  # every session's runs together
@@ -80,6 +81,7 @@ class Run:
     scenario: Scenario | None  # None for an uploaded event log
     digest: str  # names the run (the stage keeps its place per run)
     frames: dict  # what the stage plays (engine.analysis.frames.encode)
+    wire: bytes  # the frames as the stage receives them, compressed once per run (ui/stage_wire.py)
 
     @cached_property
     def summary(self) -> dict:
@@ -102,7 +104,7 @@ class Run:
         tokens = sum(len(tokens) for tokens in self.replay.outputs.values()) + sum(len(i.prompt) for i in log.requests)
         frames = sum(int(f.memory_usage(index=True).sum()) for f in (self.steps, self.requests))
         narration = sum(len(s) + 60 for sentences in self.frames["narration"].values() for s in sentences)
-        return 2 * columns + 60 * tokens + frames + narration + 600 * len(log.requests)
+        return 2 * columns + 60 * tokens + frames + narration + 600 * len(log.requests) + len(self.wire)
 
 
 def parse_stop_token(text: str) -> int | None:
@@ -180,7 +182,7 @@ def _run(log: EventLog, scenario: Scenario | None, digest: str) -> Run:
     if scenario is not None:  # carried in the log's header, so a downloaded log keeps its words
         log.vocabulary = dict(scenario.vocabulary)
     frames = encode(replay, scenario.captions if scenario else {})
-    return Run(log, replay, steps, request_metrics(log, cost, steps), scenario, digest, frames)
+    return Run(log, replay, steps, request_metrics(log, cost, steps), scenario, digest, frames, compress(frames))
 
 
 def scenario_run(name: str, toml_text: str | None, overrides: Overrides) -> Run:
