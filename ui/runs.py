@@ -20,9 +20,11 @@ from engine import EventLog
 from engine.analysis.frames import encode
 from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
+from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay
 from engine.lab.compare import compare
 from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
+from engine.lab.quizzes import questions
 from engine.lab.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
 from engine.lab.simulate import simulate
 from ui.cache import SizedCache
@@ -86,6 +88,12 @@ class Run:
     @cached_property
     def summary(self) -> dict:
         return summary(self.log, self.cost)
+
+    @cached_property
+    def questions(self) -> list[Question]:
+        """The scenario's predictions about this run, asked on every rerun and built once (ScenarioError
+        naming `quiz[i].field` if one does not fit the run: `engine.lab.quizzes.questions`)."""
+        return questions(self.scenario, self.replay)
 
     @property
     def cost(self) -> CostModel:
