@@ -36,3 +36,18 @@ def test_the_anyscale_run_s_first_view_is_under_1_mb_as_sent():
     sent = pack({"id": "x", "start": 0}, [compress(frames)])
     assert len(json.dumps(for_the_wire(frames))) > 2_000_000
     assert len(sent) < 1_000_000
+
+
+def test_a_click_that_changes_nothing_on_the_stage_sends_it_the_same_small_data():
+    """Streamlit sends an element that did not change as a reference to the browser's copy: here the
+    stage, while a learner types a prediction's answer, gets the very bytes of the run before."""
+    from tests.test_app import start
+
+    app = start(lesson="1.1")
+    (stage,) = app.get("bidi_component")
+    first = stage.proto.bytes
+    again = app.run().get("bidi_component")[0].proto.bytes
+    app.number_input(key="quiz_part1_basic_batch_1").set_value(2)
+    typed = app.run().get("bidi_component")[0].proto.bytes
+    assert unpack(first)[1] and not unpack(again)[1]  # the frames once, then the header alone
+    assert typed == again and len(typed) < 300
