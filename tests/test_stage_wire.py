@@ -51,3 +51,16 @@ def test_a_click_that_changes_nothing_on_the_stage_sends_it_the_same_small_data(
     typed = app.run().get("bidi_component")[0].proto.bytes
     assert unpack(first)[1] and not unpack(again)[1]  # the frames once, then the header alone
     assert typed == again and len(typed) < 300
+
+
+def test_after_a_check_the_stage_s_report_of_its_new_step_sends_it_the_same_data():
+    from tests.test_app import report_step, stage_data, start
+
+    app = start(lesson="1.1")
+    app.number_input(key="quiz_part1_basic_batch_1").set_value(2).run()
+    app.button(key="check_part1_basic_batch_1").click().run()
+    checked = app.get("bidi_component")[0].proto.bytes
+    goto = stage_data(app)["goto"]
+    assert goto is not None  # the stage is moved to the answered step ...
+    report_step(app, goto[1])  # ... and reports it, as it does at once
+    assert app.get("bidi_component")[0].proto.bytes == checked

@@ -7,9 +7,14 @@ The stage is a Streamlit custom component (v2) whose CSS and JavaScript ship in
 the first time the session shows that run; later reruns send only the run's id, and the
 browser keeps the frames it has. If the browser has lost them (it fires `missing`), the next
 run sends them again.
+
 Playback, at up to 60 steps a second, runs in the browser, and the stage reports its step
 back when playback pauses or a manual move settles. Below it, the batch as the model sees
-it is drawn by Python for the reported step.
+it is drawn by Python for the reported step. A checked prediction that moves the stage
+costs one run more, the stage's report of its new step: Python knows the step already, but
+the browser's copy of the stage's state must follow, or the learner's next click would send
+the old step back. That run changes nothing on the page, and the stage's data is the same
+as the run before, so Streamlit sends it as a reference to the browser's copy.
 """
 
 from __future__ import annotations
