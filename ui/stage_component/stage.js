@@ -6,6 +6,7 @@
 const KEEP_RUNS = 4;  // runs whose frames the page keeps (Python sends each run's frames once)
 const FRAMES = new Map();  // run id -> [Frames]: outlives a stage, so a remounted stage needs no resend
 const INFLATING = new Map();  // run id -> the promise of its frames, while they are inflated
+const LIVE = new Set();  // the stages on the page
 const DENSE_SLOTS = 24;  // above this many slots, cells show colour only (details on hover)
 const REPORT_AFTER_MS = 250;  // a pause in stepping this long reports the step to Python
 const ANIMATE_UP_TO = 4;  // steps per second up to which admitted chips fly into their slots
@@ -222,6 +223,7 @@ function typing(node) {
 
 class Stage {
   constructor(parent) {
+    LIVE.add(this);
     this.root = el("div", "stage");
     this.root.tabIndex = -1;  // focusable, so that presentation mode can give it the keys
     parent.appendChild(this.root);
@@ -267,7 +269,7 @@ class Stage {
   // inflated before the header is applied. A header that arrives meanwhile waits for them.
   receive(bytes, report, trigger) {
     const { header, runs } = readStageData(bytes);
-    this.latest = header;
+    this.latest = { header, report, trigger };
     if (runs.length) {
       const id = header.id;
       const inflating = Promise.all(runs.map(inflateFrames));
@@ -278,7 +280,10 @@ class Stage {
         FRAMES.delete(id);
         FRAMES.set(id, raw.map((frames) => new Frames(frames)));
         while (FRAMES.size > KEEP_RUNS) FRAMES.delete(FRAMES.keys().next().value);
-        if (this.latest.id === id) this.update(this.latest, report, trigger);
+        for (const stage of LIVE) {  // (this one, or the one that replaced it meanwhile)
+          const latest = stage.latest;
+          if (latest?.header.id === id) stage.update(latest.header, latest.report, latest.trigger);
+        }
       }, () => {
         INFLATING.delete(id);
         trigger("missing", id);  // unreadable: Python sends them again
@@ -548,6 +553,7 @@ class Stage {
   }
 
   destroy() {
+    LIVE.delete(this);
     this.pause(false);
     document.removeEventListener("keydown", this.onKey);
     window.removeEventListener("resize", this.onResize);
