@@ -6,6 +6,7 @@ from engine.analysis.frames import encode, for_the_wire
 from engine.analysis.replay import Replay
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
+from tests.helpers import start_app
 from ui.stage_wire import compress, inflate, pack, unpack
 
 
@@ -38,29 +39,30 @@ def test_the_anyscale_run_s_first_view_is_under_1_mb_as_sent():
     assert len(sent) < 1_000_000
 
 
+def sent(app) -> bytes:
+    """The stage's data as the app sent it on its last run."""
+    (stage,) = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous_batching_lab.stage"]
+    return stage.proto.bytes
+
+
 def test_a_click_that_changes_nothing_on_the_stage_sends_it_the_same_small_data():
     """Streamlit sends an element that did not change as a reference to the browser's copy: here the
     stage, while a learner types a prediction's answer, gets the very bytes of the run before."""
-    from tests.test_app import start
-
-    app = start(lesson="1.1")
-    (stage,) = app.get("bidi_component")
-    first = stage.proto.bytes
-    again = app.run().get("bidi_component")[0].proto.bytes
+    app = start_app(lesson="1.1")
+    first, again = sent(app), sent(app.run())
     app.number_input(key="quiz_part1_basic_batch_1").set_value(2)
-    typed = app.run().get("bidi_component")[0].proto.bytes
+    typed = sent(app.run())
     assert unpack(first)[1] and not unpack(again)[1]  # the frames once, then the header alone
     assert typed == again and len(typed) < 300
 
 
 def test_after_a_check_the_stage_s_report_of_its_new_step_sends_it_the_same_data():
-    from tests.test_app import report_step, stage_data, start
+    from tests.test_app import report_step, stage_data
 
-    app = start(lesson="1.1")
+    app = start_app(lesson="1.1")
     app.number_input(key="quiz_part1_basic_batch_1").set_value(2).run()
     app.button(key="check_part1_basic_batch_1").click().run()
-    checked = app.get("bidi_component")[0].proto.bytes
-    goto = stage_data(app)["goto"]
+    checked, goto = sent(app), stage_data(app)["goto"]
     assert goto is not None  # the stage is moved to the answered step ...
     report_step(app, goto[1])  # ... and reports it, as it does at once
-    assert app.get("bidi_component")[0].proto.bytes == checked
+    assert sent(app) == checked
