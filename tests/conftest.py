@@ -1,8 +1,17 @@
-"""Fixtures shared by the browser tests: one app server per module, one Chromium, a fresh page per test."""
+"""Fixtures shared by the browser tests: one app server per module, one Chromium, a fresh page per test.
+
+The whole suite keeps its runs in a run cache folder of its own (ui/run_cache.py), which the
+app servers it starts inherit: never the user's, and empty at the start of every session.
+"""
+
+import os
+import tempfile
 
 import pytest
 
 from tests.browser_support import VIEWPORT, launch, streamlit_server
+
+os.environ["CBL_RUN_CACHE"] = tempfile.mkdtemp(prefix="cbl-test-runs-")
 
 
 @pytest.fixture(scope="module")

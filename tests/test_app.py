@@ -1,6 +1,5 @@
 """The Streamlit app under AppTest: every scenario starts, every keyed control does its job."""
 
-import json
 import pathlib
 
 import pytest
@@ -8,16 +7,17 @@ from streamlit.testing.v1 import AppTest
 
 from engine.lab.scenario import list_scenarios
 from tests.helpers import start_app
+from ui.stage_wire import unpack
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
-
 
 
 def stage_data(app: AppTest) -> dict:
     """What the app sent the stage on its last run (a run's frames only the first time it is shown)."""
     stages = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous_batching_lab.stage"]
     assert len(stages) == 1
-    return json.loads(stages[0].proto.json)
+    header, runs = unpack(stages[0].proto.bytes)
+    return {**header, "runs": runs} if runs else header
 
 
 def frames(app: AppTest) -> dict:

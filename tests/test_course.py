@@ -325,3 +325,16 @@ def test_the_cli_refuses_a_file_whose_prediction_does_not_fit_its_run(tmp_path, 
     path.write_text(BASE + '[[quiz]]\nask = "?"\nkind = "rows"\nstep = 99\n')
     assert cli_main(["run", str(path)]) == 2
     assert "x.toml: quiz[0].step: step 99 is not in this run (its steps: 0..1)" in capsys.readouterr().err
+
+
+def test_next_lesson_asks_every_prediction_even_when_the_url_held_a_step():
+    """The URL holds the stage's step (here 3, from a link); after Next lesson, lesson 2.1's prediction
+    about step 0 is asked: only a link's own lesson skips the predictions before its step."""
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.query_params["lesson"] = "1.4"
+    app.query_params["step"] = "3"
+    app.run()
+    assert app.query_params["step"] == "3"
+    app.button(key="next_lesson").click().run()
+    assert app.selectbox(key="scenario").value == "static-vs-continuous"
+    assert asked_now(app) == [f"**Predict** (before step 0): {resolve_scenario('static-vs-continuous').quizzes[1].ask}"]

@@ -22,7 +22,7 @@ import streamlit as st
 
 from engine.analysis.quiz import Question, grade
 from engine.lab.course import Course, load_course
-from engine.lab.quizzes import Quiz, questions
+from engine.lab.quizzes import Quiz
 from engine.lab.toml_reader import ScenarioError
 from ui.runs import Run
 
@@ -98,7 +98,7 @@ def render_predictions(run: Run, lesson: str, projector: bool = False) -> int | 
     if scenario is None or not scenario.quizzes or not st.session_state.get("predict", True):
         return None
     try:
-        asked = questions(scenario, run.replay)
+        asked = run.questions
     except ScenarioError as exc:  # a file whose question does not fit its own run (settings drop the questions)
         st.error(f"This file's predictions do not fit its run, so none is asked: {exc}")
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engine.analysis.memory_narration import before_call, prefilled
+from engine.analysis.memory_narration import before_call, prefilled, taken_blocks
 from engine.analysis.narration import plural, tokens_text
 from engine.analysis.replay import Replay
 from engine.core.events import EventKind
@@ -72,8 +72,8 @@ def memory_fixes(replay: Replay, step: int, held: Held, sentences: list[str]) ->
     rows = tuple(row and replace(row, generated=len(held[row.request_id]) - row.prompt_len) for row in state.slots)
     free = state.free_blocks and tuple(block for block in state.free_blocks if block not in leaked)
     real, events = replace(state, slots=rows, free_blocks=free), [log[i] for i in log.step_range(step)]
-    told = before_call(events, state) + prefilled(events, state)
-    fixes = dict(zip(told, before_call(events, real) + prefilled(events, real)))
+    told, fixed = (_memory_sentences(events, s) for s in (state, real))
+    fixes = dict(zip(told, fixed))
     for rid, (preempted, first, _) in _requeued(log).items():
         if preempted == step:
             text = next(s for s in told if s.startswith(f"Request {rid} is preempted"))
@@ -81,6 +81,20 @@ def memory_fixes(replay: Replay, step: int, held: Held, sentences: list[str]) ->
                 "back to the head of the queue", f"back into the queue behind request {first}"
             )
     return [fixes.get(sentence, sentence) for sentence in sentences]
+
+
+def _memory_sentences(events: list, state) -> list[str]:
+    """`before_call` and `prefilled` of a step's events, told from `state`."""
+
+    def row_of(rid: str):
+        return next((row for row in state.slots if row is not None and row.request_id == rid), None)
+
+    def blocks_of(rid: str) -> int | None:
+        row = row_of(rid)
+        return None if row is None else len(row.blocks)
+
+    free = None if state.free_blocks is None else len(state.free_blocks)
+    return before_call(events, taken_blocks(events), blocks_of, free) + prefilled(events, row_of)
 
 
 def memory_facts(replay: Replay, step: int) -> list[str]:

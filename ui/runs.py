@@ -20,15 +20,19 @@ from engine import EventLog
 from engine.analysis.frames import encode
 from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
+from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay
 from engine.lab.compare import compare
 from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
+from engine.lab.quizzes import questions
 from engine.lab.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
 from engine.lab.simulate import simulate
+from ui import run_cache
 from ui.cache import SizedCache
+from ui.stage_wire import compress, inflate
 
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES  # uploads above this are refused with a message
-RUNS = SizedCache(max_bytes=768 * 2**20)  # every session's runs together
+RUNS = SizedCache(max_bytes=768 * 2**20, long_lived=True)  # every session's runs together
 
 
 class UserError(Exception):
@@ -80,10 +84,17 @@ class Run:
     scenario: Scenario | None  # None for an uploaded event log
     digest: str  # names the run (the stage keeps its place per run)
     frames: dict  # what the stage plays (engine.analysis.frames.encode)
+    wire: bytes  # the frames as the stage receives them, compressed once per run (ui/stage_wire.py)
 
     @cached_property
     def summary(self) -> dict:
         return summary(self.log, self.cost)
+
+    @cached_property
+    def questions(self) -> list[Question]:
+        """The scenario's predictions about this run, asked on every rerun and built once (ScenarioError
+        naming `quiz[i].field` if one does not fit the run: `engine.lab.quizzes.questions`)."""
+        return questions(self.scenario, self.replay)
 
     @property
     def cost(self) -> CostModel:
@@ -102,7 +113,7 @@ class Run:
         tokens = sum(len(tokens) for tokens in self.replay.outputs.values()) + sum(len(i.prompt) for i in log.requests)
         frames = sum(int(f.memory_usage(index=True).sum()) for f in (self.steps, self.requests))
         narration = sum(len(s) + 60 for sentences in self.frames["narration"].values() for s in sentences)
-        return 2 * columns + 60 * tokens + frames + narration + 600 * len(log.requests)
+        return 2 * columns + 60 * tokens + frames + narration + 600 * len(log.requests) + len(self.wire)
 
 
 def parse_stop_token(text: str) -> int | None:
@@ -173,24 +184,35 @@ def _with_settings(scenario: Scenario, o: Overrides) -> Scenario:
     return scenario
 
 
-def _run(log: EventLog, scenario: Scenario | None, digest: str) -> Run:
+def _run(log: EventLog, scenario: Scenario | None, digest: str, wire: bytes | None = None) -> Run:
+    """Everything the views draw from `log`; `wire`: its frames as compressed before (from the run cache)."""
     replay = Replay(log)
     cost = cost_model(scenario.cost) if scenario is not None else CostModel()  # (as Run.cost)
     steps = step_metrics(log, cost)
     if scenario is not None:  # carried in the log's header, so a downloaded log keeps its words
         log.vocabulary = dict(scenario.vocabulary)
-    frames = encode(replay, scenario.captions if scenario else {})
-    return Run(log, replay, steps, request_metrics(log, cost, steps), scenario, digest, frames)
+    frames = encode(replay, scenario.captions if scenario else {}) if wire is None else inflate(wire)
+    wire = compress(frames) if wire is None else wire
+    return Run(log, replay, steps, request_metrics(log, cost, steps), scenario, digest, frames, wire)
 
 
 def scenario_run(name: str, toml_text: str | None, overrides: Overrides) -> Run:
-    """A built-in scenario (`toml_text` None) or an uploaded one, with overrides, run once."""
+    """A built-in scenario (`toml_text` None) or an uploaded one, with overrides, run once (a built-in
+    one's run is also kept on disk: ui/run_cache.py)."""
 
     def make() -> Run:
         scenario = resolve_scenario(name) if toml_text is None else parse_scenario(toml_text, name)
         scenario = apply_overrides(scenario, overrides)
+        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+        kept = run_cache.key(scenario_digest(scenario)) if toml_text is None else None
+        found = run_cache.load(kept) if kept else None
+        if found is not None:
+            return _run(found[0], scenario, digest, wire=found[1])
         with st.spinner("Running the engine…"):
-            return _run(simulate(scenario), scenario, hashlib.sha256(repr(key).encode()).hexdigest()[:16])
+            run = _run(simulate(scenario), scenario, digest)
+        if kept:
+            run_cache.store_later(kept, run.log, run.wire)
+        return run
 
     key = ("scenario", name, None if toml_text is None else hashlib.sha256(toml_text.encode()).hexdigest(), overrides)
     return RUNS.get(key, make, Run.nbytes)

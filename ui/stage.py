@@ -3,12 +3,18 @@ played in the browser.
 
 The stage is a Streamlit custom component (v2) whose CSS and JavaScript ship in
 `ui/stage_component/` (nothing is fetched at run time). Python sends a run's frames
-(`engine.analysis.frames.encode`, computed once per run) the first time the session shows
-that run; later reruns send only the run's id, and the browser keeps the frames it has.
-If the browser has lost them (it fires `missing`), the next run sends them again.
+(`engine.analysis.frames.encode`, computed and compressed once per run: `ui/stage_wire.py`)
+the first time the session shows that run; later reruns send only the run's id, and the
+browser keeps the frames it has. If the browser has lost them (it fires `missing`), the next
+run sends them again.
+
 Playback, at up to 60 steps a second, runs in the browser, and the stage reports its step
 back when playback pauses or a manual move settles. Below it, the batch as the model sees
-it is drawn by Python for the reported step.
+it is drawn by Python for the reported step. A checked prediction that moves the stage
+costs one run more, the stage's report of its new step: Python knows the step already, but
+the browser's copy of the stage's state must follow, or the learner's next click would send
+the old step back. That run changes nothing on the page, and the stage's data is the same
+as the run before, so Streamlit sends it as a reference to the browser's copy.
 """
 
 from __future__ import annotations
@@ -17,13 +23,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from engine.analysis.frames import for_the_wire
 from ui import url
 from ui.batch_view import batch_table, batch_view
 from ui.runs import Run
+from ui.stage_wire import pack
 
 HERE = Path(__file__).resolve().parent / "stage_component"
-SCRIPTS = ("frames.js", "kv.js", "pool.js", "stage.js")  # one module, in this order (stage.js exports the component)
+SCRIPTS = ("wire.js", "frames.js", "kv.js", "pool.js", "stage.js")  # one module in this order; stage.js exports it
 SPEEDS = (0.5, 1, 2, 4, 8, 15, 30, 60)  # steps per second the speed menu offers
 DEFAULT_SPEED = 2
 STAGE = st.components.v2.component(
@@ -68,13 +74,12 @@ def render_stage(
         "limit": limit,
         "goto": list(goto) if goto is not None else None,
     }
-    if run_id not in sent:
-        data["runs"] = [for_the_wire(run.frames) for run in runs]
-        sent.add(run_id)
+    frames = [] if run_id in sent else [run.wire for run in runs]
+    sent.add(run_id)
     key = f"stage_{run_id}"
     result = STAGE(
         key=key,
-        data=data,
+        data=pack(data, frames),
         default={"step": data["start"], "speed": speed},
         on_step_change=lambda: None,
         on_speed_change=lambda: None,

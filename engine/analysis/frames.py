@@ -94,11 +94,9 @@ def _column(values, dtype, log) -> np.ndarray:
 def _occupancy(replay: Replay) -> list[list[int]]:
     """Every stretch a request held a slot, with how it ended (see the module docstring)."""
     log, out = replay.log, []
-    left_early = {
-        (log.slot[i], log.request[i], log.step[i])
-        for i in range(len(log))
-        if log.kind[i] in (EventKind.EVICT, EventKind.PREEMPT) and log.slot[i] != NONE
-    }
+    kinds, slots = (np.frombuffer(c, dt) for c, dt in ((log.kind, np.int8), (log.slot, np.int32)))
+    leaves = np.flatnonzero(((kinds == EventKind.EVICT) | (kinds == EventKind.PREEMPT)) & (slots != NONE)).tolist()
+    left_early = {(log.slot[i], log.request[i], log.step[i]) for i in leaves}
     for slot, held in enumerate(replay.occupancies()):
         for o in held:
             if o.last >= FOREVER:
@@ -115,13 +113,12 @@ def _emit_runs(steps, kinds, requests) -> list[list[int]]:
     """[request, first step, count] per run of consecutive steps at which a request emitted."""
     emits = np.flatnonzero(kinds == EventKind.EMIT)
     order = emits[np.lexsort((steps[emits], requests[emits]))]
-    runs: list[list[int]] = []
-    for request, step in zip(requests[order].tolist(), steps[order].tolist()):
-        if runs and runs[-1][0] == request and runs[-1][1] + runs[-1][2] == step:
-            runs[-1][2] += 1
-        else:
-            runs.append([request, step, 1])
-    return runs
+    request, step = requests[order], steps[order]
+    if not len(order):
+        return []
+    starts = np.flatnonzero(np.r_[True, (request[1:] != request[:-1]) | (step[1:] != step[:-1] + 1)])
+    counts = np.diff(np.r_[starts, len(order)])
+    return np.column_stack([request[starts], step[starts], counts]).tolist()
 
 
 def _stops(log, steps, kinds, requests) -> list[list[int]]:

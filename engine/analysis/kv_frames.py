@@ -39,12 +39,14 @@ def kv_section(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
     seen = before_the_call(kinds, np.searchsorted(busy, steps), len(busy))
     pool, ops = LowestFree(blocks), []
     changes = (kinds == EventKind.KV_ALLOC) | (kinds == EventKind.KV_FREE)
-    for i in np.flatnonzero(changes & (requests >= 0) & (requests < len(log.requests))).tolist():
-        step, request = int(steps[i]) + (0 if seen[i] else 1), int(requests[i])
+    chosen = np.flatnonzero(changes & (requests >= 0) & (requests < len(log.requests)))
+    shown = (steps[chosen] + ~seen[chosen]).tolist()  # the step whose model call first sees the change
+    frees = (kinds[chosen] == EventKind.KV_FREE).tolist()
+    for i, step, request, free in zip(chosen.tolist(), shown, requests[chosen].tolist(), frees):
         step = max(step, ops[-1][0]) if ops else step  # (a hand-made log's steps may go back)
         if not ops or ops[-1][0] != step:
             ops.append([step])
-        if kinds[i] == EventKind.KV_FREE:
+        if free:
             pool.free(request)
             ops[-1].append(~request)
         elif 0 <= log.a[i] < blocks:

@@ -42,12 +42,20 @@ class KVReplay:
 
     def blocks(self, request: int, step: int) -> tuple[int, ...]:
         """Request `request`'s block table at `step` (logical order)."""
+        held = self._held(request, step)
+        return tuple(self.log.a[i] for i in held)
+
+    def count(self, request: int, step: int) -> int:
+        """How many blocks request `request` holds at `step`: len(blocks(request, step))."""
+        return len(self._held(request, step))
+
+    def _held(self, request: int, step: int) -> np.ndarray:
+        """The `kv_alloc` event indices of the request's blocks at `step`."""
         cut = self.cut(step)
         frees = self._frees[self._free_bounds[request] : self._free_bounds[request + 1]]
         last_free = frees[bisect_left(frees, cut) - 1] if bisect_left(frees, cut) else -1
         allocs = self._allocs[self._alloc_bounds[request] : self._alloc_bounds[request + 1]]
-        held = allocs[bisect_right(allocs, last_free) : bisect_left(allocs, cut)]
-        return tuple(self.log.a[i] for i in held)
+        return allocs[bisect_right(allocs, last_free) : bisect_left(allocs, cut)]
 
     def free_blocks(self, held: list[tuple[int, ...]]) -> tuple[int, ...]:
         """The pool's free list, lowest id first, given every row's block table."""

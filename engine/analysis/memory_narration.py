@@ -6,8 +6,13 @@ and will recompute 187 tokens.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..core.events import Event
+from .replay import SlotState
 from .wording import MAX_NAMES, names
+
+RowOf = Callable[[str], SlotState | None]  # a request id -> its row at the step (None: it holds no slot)
 
 
 def plural(n: int, word: str) -> str:
@@ -29,10 +34,22 @@ def listed(numbers: list[int]) -> str:
     return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
-def before_call(events: list[Event], state) -> list[str]:
-    """Preemptions, then the blocks each row takes (and how many are left free)."""
-    out, frees = [], {e.request_id: e.blocks for e in events if e.kind == "kv_free"}
+def taken_blocks(events: list[Event]) -> dict[str, list[int]]:
+    """Request id -> the blocks it takes in `events` (its `kv_alloc`s), in order."""
     taken: dict[str, list[int]] = {}
+    for e in events:
+        if e.kind == "kv_alloc":
+            taken.setdefault(e.request_id, []).append(e.block)
+    return taken
+
+
+def before_call(
+    events: list[Event], taken: dict[str, list[int]], blocks_of: Callable[[str], int | None], free: int | None
+) -> list[str]:
+    """Preemptions, then the blocks each row takes (`taken_blocks` of the step's events before its
+    model call; `blocks_of(request id)`: how many it holds then, None if it holds no slot) and how
+    many of the pool's blocks are left `free` (None: no pool)."""
+    out, frees = [], {e.request_id: e.blocks for e in events if e.kind == "kv_free"}
     for e in events:
         if e.kind == "preempt":
             freed = frees.get(e.request_id, 0)
@@ -40,24 +57,22 @@ def before_call(events: list[Event], state) -> list[str]:
                 f"Request {e.request_id} is preempted: its {plural(freed, 'block')} {'is' if freed == 1 else 'are'} "
                 f"freed; it goes back to the head of the queue and will recompute {plural(e.recompute, 'token')}."
             )
-        elif e.kind == "kv_alloc":
-            taken.setdefault(e.request_id, []).append(e.block)
     if len(taken) > MAX_NAMES:  # a crowd: one sentence
         total = sum(map(len, taken.values()))
         out.append(f"Requests {names(list(taken))} take {plural(total, 'block')} between them.")
     else:
         for rid, blocks in taken.items():
-            row = next((s for s in state.slots if s is not None and s.request_id == rid), None)
-            held = f" ({plural(len(row.blocks), 'block')} now)" if row is not None else ""
+            count = blocks_of(rid)
+            held = f" ({plural(count, 'block')} now)" if count is not None else ""
             out.append(f"Request {rid} takes {'block' if len(blocks) == 1 else 'blocks'} {listed(blocks)}{held}.")
-    if state.free_blocks is not None and (taken or frees):
-        free = len(state.free_blocks)
+    if free is not None and (taken or frees):
         out.append(f"{plural(free, 'block')} of the KV cache {'is' if free == 1 else 'are'} free.")
     return out
 
 
-def prefilled(events: list[Event], state) -> list[str]:
-    """What each prefilling row computed at the step's model call (said before the rows' tokens)."""
+def prefilled(events: list[Event], row_of: RowOf) -> list[str]:
+    """What each prefilling row computed at the step's model call (said before the rows' tokens);
+    `row_of(request id)` is that request's row at the step, None if it holds no slot."""
     out = []
     prefills = [e for e in events if e.kind == "prefill" and e.tokens]
     if len(prefills) > MAX_NAMES:  # a crowd: one sentence
@@ -66,7 +81,7 @@ def prefilled(events: list[Event], state) -> list[str]:
         events = [e for e in events if e.kind != "prefill"]
     for e in events:
         if e.kind == "prefill":
-            row = next((s for s in state.slots if s is not None and s.request_id == e.request_id), None)
+            row = row_of(e.request_id)
             target = row.prompt_len + row.generated - (row.token is not None) if row is not None else e.computed
             if e.computed < target:
                 out.append(

@@ -169,7 +169,8 @@ def _kv_use(kind, row, rows, request, a, b, count) -> tuple[np.ndarray, np.ndarr
     )
     emits, prefills = kind == EventKind.EMIT, kind == EventKind.PREFILL
     key = row * (int(request.max(initial=0)) + 1) + request  # (step, request)
-    only_prefilling = prefills & ~np.isin(key, key[emits])
+    only_prefilling = prefills.copy()  # (isin over the prefills only: the emits are most of the log)
+    only_prefilling[prefills] = ~np.isin(key[prefills], key[emits])
     tokens = count(emits, b[emits] - 1) + count(only_prefilling, b[only_prefilling])
     return blocks.astype(np.int64), tokens.astype(np.int64)
 

@@ -9,9 +9,10 @@ cancellations, arrivals, admissions, the model call, then each row's token and f
 
 from __future__ import annotations
 
-from ..core.events import Event
+from ..core.events import Event, mask_tuple
 from . import memory_narration
 from .replay import Replay
+from .step_events import StepEvents
 from .wording import MAX_NAMES, names
 
 MAX_QUIET_ROWS = 4  # rows that just emit a token, narrated one by one up to this many
@@ -29,22 +30,13 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-class _Step:
-    """The events of one step, grouped the way the sentences need them."""
-
-    def __init__(self, replay: Replay, step: int):
-        log = replay.log
-        self.events: list[Event] = [log[i] for i in log.step_range(step)]
-        self.call = next((i for i, e in enumerate(self.events) if e.kind == "model_call"), len(self.events))
-        self.before, self.after = self.events[: self.call], self.events[self.call + 1 :]
-
-
 def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None) -> list[str]:
     vocabulary = vocabulary or {}
-    log, state = replay.log, replay[step]
-    grouped = _Step(replay, step)
-    if not grouped.events:
-        return [_idle(log, step, len(state.waiting))]
+    log, counts = replay.log, replay.counts
+    grouped = StepEvents(replay, step)
+    waiting = counts.waiting(step)
+    if not grouped.any:
+        return [_idle(log, step, waiting)]
     out: list[str] = []
     arrived = [e.request_id for e in grouped.before if e.kind == "arrive"]
     admitted = [e for e in grouped.before if e.kind == "admit"]
@@ -62,23 +54,24 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
     if admitted:
         out.append(_admissions(admitted))
     if log.config.memory:
-        out.extend(memory_narration.before_call(grouped.before, state))
-    if arrived or admitted or state.preempted:
-        out.append(_queue(len(state.waiting)))
-    if state.waiting and log.config.batching == "static" and any(s is None for s in state.slots):
-        out.append(_static_wait(log.config, state))
+        free = counts.free_blocks(step)
+        out.extend(memory_narration.before_call(grouped.before, grouped.taken, grouped.blocks_of, free))
+    if arrived or admitted or any(e.kind == "preempt" for e in grouped.before + grouped.after):
+        out.append(_queue(waiting))
+    if waiting and log.config.batching == "static" and counts.occupied(step) < log.config.batch_size:
+        out.append(_static_wait(log.config, empty=counts.occupied(step) == 0))
     out.extend(
         f"The model call failed, so no row changed ({e.message})."
         if e.request_id is None
         else f"Request {e.request_id}: {e.message}."
-        for e in grouped.events
+        for e in grouped.before + grouped.after
         if e.kind == "error"
     )
-    if grouped.call < len(grouped.events):
-        out.append(_model_call(grouped.events[grouped.call]))
+    if grouped.call is not None:
+        out.append(_model_call(log, grouped.call))
         if log.config.memory:
-            out.extend(memory_narration.prefilled(grouped.after, state))
-        out.extend(_rows(replay, state, vocabulary))
+            out.extend(memory_narration.prefilled(grouped.after, grouped.row_of))
+        out.extend(_rows(replay, grouped, vocabulary))
         if log.config.memory:
             out.extend(memory_narration.freed(grouped.after))
     return out
@@ -99,9 +92,9 @@ def _idle(log, step: int, waiting: int) -> str:
     return f"Idle: nothing runs or waits until step {log.step[following]:,}, when the next request arrives."
 
 
-def _static_wait(config, state) -> str:
-    """Why static batching admits nobody although a slot is free."""
-    if config.fill_timeout and all(s is None for s in state.slots):
+def _static_wait(config, empty: bool) -> str:
+    """Why static batching admits nobody although a slot is free (`empty`: every slot is)."""
+    if config.fill_timeout and empty:
         return (
             f"Static batching with fill_timeout = {config.fill_timeout}: the empty batch waits until "
             f"{config.batch_size} requests wait or the oldest has waited {config.fill_timeout} steps."
@@ -143,39 +136,43 @@ def _queue(waiting: int) -> str:
     return f"{plural(waiting, 'request')} still {'waits' if waiting == 1 else 'wait'}."
 
 
-def _model_call(call: Event) -> str:
-    if not call.rows:
+def _model_call(log, i: int) -> str:
+    """The sentence of the model call at event `i` (read from the columns: only a padded call shows its mask)."""
+    rows, (bits, _), width = log.a[i], log.call_mask(log.b[i]), log.config.batch_size
+    padded = rows - (bits & ((1 << width) - 1)).bit_count()
+    if not rows:
         return "No row is sent to the model at this step: every running row is still prefilling."
-    if not call.padded_rows:
-        return f"The model is called with {plural(call.rows, 'row')}."
-    mask = " ".join("1" if m else "0" for m in call.active_mask)
+    if not padded:
+        return f"The model is called with {plural(rows, 'row')}."
+    mask = " ".join("1" if m else "0" for m in mask_tuple(bits, width))
     return (
-        f"The model is called with {plural(call.rows, 'row')} (the fixed batch shape), "
-        f"{call.padded_rows} of them padding; active mask [{mask}]."
+        f"The model is called with {plural(rows, 'row')} (the fixed batch shape), "
+        f"{padded} of them padding; active mask [{mask}]."
     )
 
 
-def _rows(replay: Replay, state, vocabulary: dict[int, str]) -> list[str]:
-    """One sentence per row in slot order; rows that only emitted are summed up when many."""
-    sentences, quiet = [], 0
-    for slot, row in enumerate(state.slots):
-        if row is None or row.token is None:
-            continue
-        token = f"{row.token} ({vocabulary[row.token]!r})" if row.token in vocabulary else str(row.token)
-        head = f"Slot {slot}: request {row.request_id} emitted {token}"
-        if row.finish_reason is None:
-            sentences.append((False, f"{head}."))
-            quiet += 1
-            continue
-        why = {
-            "stop_token": ", the stop token",
-            "stop_sequence": f", completing stop sequence {list(row.stop_sequence or ())}",
-            "max_tokens": f", reaching max_tokens = {row.generated}",
-        }.get(row.finish_reason, f" and ends ({row.finish_reason})")
-        received = tokens_text(replay.outputs[row.request_id])
-        sentences.append((True, f"{head}{why}; it is evicted and its callback receives {received}."))
-    if quiet <= MAX_QUIET_ROWS:
-        return [text for _, text in sentences]
-    finished = [text for loud, text in sentences if loud]
-    other = "other row" if finished else "row"
-    return [f"{plural(quiet, other).capitalize()} emitted one token each.", *finished]
+def _rows(replay: Replay, grouped: StepEvents, vocabulary: dict[int, str]) -> list[str]:
+    """One sentence per row that emitted, in slot order; rows that only emitted are summed up when many."""
+    ending = {slot: grouped.row(slot) for slot in grouped.emitted if slot in grouped.reasons}
+    finished = [slot for slot, row in ending.items() if row is not None and row.finish_reason is not None]
+    quiet = len(grouped.emitted) - len(finished)
+    if quiet > MAX_QUIET_ROWS:
+        said = [_row(replay, slot, ending[slot], vocabulary) for slot in finished]
+        other = "other row" if said else "row"
+        return [f"{plural(quiet, other).capitalize()} emitted one token each.", *said]
+    rows = ((slot, ending[slot] if slot in ending else grouped.row(slot)) for slot in grouped.emitted)
+    return [_row(replay, slot, row, vocabulary) for slot, row in rows if row is not None and row.token is not None]
+
+
+def _row(replay: Replay, slot: int, row, vocabulary: dict[int, str]) -> str:
+    token = f"{row.token} ({vocabulary[row.token]!r})" if row.token in vocabulary else str(row.token)
+    head = f"Slot {slot}: request {row.request_id} emitted {token}"
+    if row.finish_reason is None:
+        return f"{head}."
+    why = {
+        "stop_token": ", the stop token",
+        "stop_sequence": f", completing stop sequence {list(row.stop_sequence or ())}",
+        "max_tokens": f", reaching max_tokens = {row.generated}",
+    }.get(row.finish_reason, f" and ends ({row.finish_reason})")
+    received = tokens_text(replay.outputs[row.request_id])
+    return f"{head}{why}; it is evicted and its callback receives {received}."

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ..core.event_log import EventLog
 from ..core.events import NONE, EventKind
 from .kv_replay import KVReplay
+from .step_counts import StepCounts
 
 CACHED_STATES = 512  # recently asked-for steps kept (playback asks for neighbours)
 
@@ -118,6 +120,11 @@ class Replay:
         first). With priorities the place ranks (priority, place in line), as the queue does."""
         return [tuple(map(int, row)) for row in zip(*self._queue)]
 
+    @cached_property
+    def counts(self) -> StepCounts:
+        """Requests waiting, slots taken and KV blocks free at any step, without building its state."""
+        return StepCounts(self)
+
     def busy_steps(self) -> np.ndarray:
         """The steps that have events (the others are idle: the engine's clock jumped over them)."""
         return np.unique(np.frombuffer(self.log.step, dtype=np.int32)) if len(self.log) else np.zeros(0, np.int32)
@@ -139,7 +146,7 @@ class Replay:
             elif kind == EventKind.PREEMPT:
                 preempted.append(self._ids[log.request[i]])
         reasons = {log.slot[i]: log[i].reason for i in events if log.kind[i] == EventKind.EVICT}
-        slots = tuple(self._slot(slot, step, matches, reasons) for slot in range(log.config.batch_size))
+        slots = tuple(self.slot_state(slot, step, matches, reasons) for slot in range(log.config.batch_size))
         request, start, until, order = self._queue
         waiting = np.flatnonzero((start <= step) & (until > step))
         queued = request[waiting[np.argsort(order[waiting], kind="stable")]]
@@ -158,7 +165,14 @@ class Replay:
             free,
         )
 
-    def _slot(self, slot: int, step: int, matches: dict, reasons: dict) -> SlotState | None:
+    def holder(self, slot: int, step: int) -> int | None:
+        """The request (its index in the log's request table) holding `slot` at `step`, if any."""
+        k = bisect_right(self._starts[slot], step) - 1
+        return self._occupancy[slot][k].request if k >= 0 and self._occupancy[slot][k].last >= step else None
+
+    def slot_state(self, slot: int, step: int, matches: dict, reasons: dict) -> SlotState | None:
+        """One slot's row at `step` (None: empty), given the step's stop sequences matched and finish
+        reasons, by slot (from its `stop_match` and `evict` events)."""
         k = bisect_right(self._starts[slot], step) - 1
         if k < 0:
             return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from functools import lru_cache
 from pathlib import Path
 
 from ..analysis.hardware import COST_MODELS
@@ -57,7 +58,16 @@ def resolve_scenario(name_or_path: str | Path) -> Scenario:
         else:
             names = ", ".join(p.stem for p in list_scenarios())
             raise ScenarioError(f"{name_or_path}: no such scenario file (built-in scenarios: {names})")
+    if path.resolve().parent == SCENARIO_DIR:  # the app asks on every rerun: each version of a file is read once
+        stat = path.stat()
+        return _builtin(path.name, stat.st_mtime_ns, stat.st_size)
     return load_scenario(path)
+
+
+@lru_cache(maxsize=256)
+def _builtin(filename: str, mtime_ns: int, size: int) -> Scenario:
+    """A built-in scenario (a Scenario is frozen, so one copy serves every caller)."""
+    return load_scenario(SCENARIO_DIR / filename)
 
 
 def load_scenario(path: str | Path) -> Scenario:

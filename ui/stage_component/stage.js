@@ -1,10 +1,12 @@
 // The stage: plays a run (or two, side by side on one clock) in the browser, at any speed.
-// Python sends the frames once (data.runs); play, pause, step, scrub, speed and the keys
+// Python sends the frames once (compressed: wire.js); play, pause, step, scrub, speed and the keys
 // ←/→/space/Home/End run here, and the step is reported back (setStateValue("step")) when
 // playback pauses, so the URL, the batch view and the other tabs follow.
 
 const KEEP_RUNS = 4;  // runs whose frames the page keeps (Python sends each run's frames once)
 const FRAMES = new Map();  // run id -> [Frames]: outlives a stage, so a remounted stage needs no resend
+const INFLATING = new Map();  // run id -> the promise of its frames, while they are inflated
+const LIVE = new Set();  // the stages on the page
 const DENSE_SLOTS = 24;  // above this many slots, cells show colour only (details on hover)
 const REPORT_AFTER_MS = 250;  // a pause in stepping this long reports the step to Python
 const ANIMATE_UP_TO = 4;  // steps per second up to which admitted chips fly into their slots
@@ -221,6 +223,7 @@ function typing(node) {
 
 class Stage {
   constructor(parent) {
+    LIVE.add(this);
     this.root = el("div", "stage");
     this.root.tabIndex = -1;  // focusable, so that presentation mode can give it the keys
     parent.appendChild(this.root);
@@ -262,6 +265,34 @@ class Stage {
     window.addEventListener("resize", this.onResize);
   }
 
+  // The data as sent (wire.js): a header, and the frames of a run shown for the first time, which are
+  // inflated before the header is applied. A header that arrives meanwhile waits for them.
+  receive(bytes, report, trigger) {
+    const { header, runs } = readStageData(bytes);
+    this.latest = { header, report, trigger };
+    if (runs.length) {
+      const id = header.id;
+      const inflating = Promise.all(runs.map(inflateFrames));
+      INFLATING.set(id, inflating);
+      inflating.then((raw) => {
+        if (INFLATING.get(id) !== inflating) return;
+        INFLATING.delete(id);
+        FRAMES.delete(id);
+        FRAMES.set(id, raw.map((frames) => new Frames(frames)));
+        while (FRAMES.size > KEEP_RUNS) FRAMES.delete(FRAMES.keys().next().value);
+        for (const stage of LIVE) {  // (this one, or the one that replaced it meanwhile)
+          const latest = stage.latest;
+          if (latest?.header.id === id) stage.update(latest.header, latest.report, latest.trigger);
+        }
+      }, () => {
+        INFLATING.delete(id);
+        trigger("missing", id);  // unreadable: Python sends them again
+      });
+    } else if (!INFLATING.has(header.id) || FRAMES.has(header.id)) {
+      this.update(header, report, trigger);
+    }
+  }
+
   update(data, report, trigger) {
     this.report = report;
     const projector = Boolean(data.projector);
@@ -275,14 +306,9 @@ class Stage {
     if (projector && (switched || !this.root.contains(document.activeElement))) this.takeKeys();
   }
 
-  // A new run: its frames (sent now, or kept from before), its views and its clock. False if
+  // A new run: its frames (just inflated, or kept from before), its views and its clock. False if
   // the browser no longer has its frames (Python sends them again on the next run).
   load(data, trigger) {
-    if (data.runs) {
-      FRAMES.delete(data.id);
-      FRAMES.set(data.id, data.runs.map((raw) => new Frames(raw)));
-      while (FRAMES.size > KEEP_RUNS) FRAMES.delete(FRAMES.keys().next().value);
-    }
     if (!FRAMES.has(data.id)) {
       trigger("missing", data.id);
       return false;
@@ -527,6 +553,7 @@ class Stage {
   }
 
   destroy() {
+    LIVE.delete(this);
     this.pause(false);
     document.removeEventListener("keydown", this.onKey);
     window.removeEventListener("resize", this.onResize);
@@ -542,7 +569,7 @@ export default function (component) {
     stage = new Stage(parentElement);
     STAGES.set(parentElement, stage);
   }
-  stage.update(data, setStateValue, setTriggerValue);
+  stage.receive(data, setStateValue, setTriggerValue);
   return () => {
     setTimeout(() => {  // only when the element really left the page, not on a mere re-render
       if (!parentElement.isConnected && STAGES.get(parentElement) === stage) {
