@@ -14,7 +14,9 @@ then N new sessions a warm landing, then a typed answer in the lesson's open pre
 Check prediction, and Next lesson. Each step is timed from its send to Streamlit's
 `script_finished` (a landing: from the page request). Then one learner opens the lesson in
 headless Chromium three times on the warm server: seconds to the stage's first painted grid.
-The server's resident memory is read from /proc.
+The server's resident memory is read from /proc. Each fresh server gets an empty runs cache
+folder (`CBL_RUN_CACHE`); `--app PATH` serves another tree's app.py (e.g. an export of
+another commit: `git archive REF | tar -x -C DIR`).
 
 A setting is `NAME=OPTIONS`: Streamlit options and `VAR=value` environment entries, e.g.
 `--config 'gc off=--runner.postScriptGC false'`. By default: postScriptGC true (Streamlit's
@@ -33,6 +35,7 @@ import os
 import re
 import shlex
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,7 +45,7 @@ from benchmarks import class_phases as phases  # noqa: E402
 from benchmarks.class_table import Measured, failures, table  # noqa: E402
 from benchmarks.streamlit_client import check_loopback  # noqa: E402
 from cli.serve import serving  # noqa: E402
-from cli.workers import free_port, start_worker, stop, wait_healthy  # noqa: E402
+from cli.workers import APP, free_port, start_worker, stop, wait_healthy  # noqa: E402
 
 MAX_SESSIONS, MAX_RERUNS = 100, 20_000
 DEFAULT_SETTINGS = [
@@ -63,20 +66,25 @@ def setting(text: str) -> tuple[str, list[str], dict[str, str]]:
 
 @contextlib.contextmanager
 def server(args, options: list[str], env: dict[str, str], workers: int | None):
-    """(url, pids) of a fresh server with `options`: one worker, or `workers` behind nginx; or `--url`."""
+    """(url, pids) of a fresh server with `options`: one worker, or `workers` behind nginx; or `--url`.
+    A fresh server also gets an empty runs cache folder (`CBL_RUN_CACHE`, shared by its workers),
+    so that its first landing is cold, unless the setting names one."""
     if args.url:
         yield check_loopback(args.url), args.pid
-    elif workers is None:
-        port = free_port()
-        process = start_worker(port, options, env)
-        try:
-            wait_healthy(f"http://127.0.0.1:{port}", process)
-            yield f"http://127.0.0.1:{port}", [process.pid]
-        finally:
-            stop(process)
-    else:
-        with serving(workers, free_port(), options=options, env=env) as deployment:
-            yield deployment.url, [w.pid for w in deployment.workers]
+        return
+    with tempfile.TemporaryDirectory(prefix="cbl-classroom-runs-") as cache:
+        env = {"CBL_RUN_CACHE": cache, "PYTHONDONTWRITEBYTECODE": "1", **env}
+        if workers is None:
+            port = free_port()
+            process = start_worker(port, options, env, app=args.app)
+            try:
+                wait_healthy(f"http://127.0.0.1:{port}", process)
+                yield f"http://127.0.0.1:{port}", [process.pid]
+            finally:
+                stop(process)
+        else:
+            with serving(workers, free_port(), options=options, env=env, app=args.app) as deployment:
+                yield deployment.url, [w.pid for w in deployment.workers]
 
 
 async def one_class(url: str, pids: list[int], result: Measured, args) -> None:
@@ -155,6 +163,7 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument("--lessons", default="1.1,8.4", type=lambda t: t.split(","), help="comma-separated (1.1,8.4)")
     parser.add_argument("--config", action="append", help="a setting NAME=OPTIONS (repeatable; default: GC on/off)")
     parser.add_argument("--workers", type=lambda t: [int(n) for n in t.split(",")], help="e.g. 1,2: behind nginx")
+    parser.add_argument("--app", type=Path, default=APP, help="the app.py to serve (default: this checkout's)")
     parser.add_argument("--url", help="measure this loopback server instead of starting one (no first paint)")
     parser.add_argument("--pid", type=int, action="append", default=[], help="with --url: a server pid (memory)")
     parser.add_argument("--soak", action="store_true", help="memory over --reruns reruns (per --config; GC off)")

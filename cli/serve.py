@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cli.nginx_config import TEMP_PATHS, nginx_config
-from cli.workers import free_port, start_worker, stop, wait_healthy
+from cli.workers import APP, free_port, start_worker, stop, wait_healthy
 
 NGINX = "/usr/sbin/nginx"
 MAX_WORKERS = 16
@@ -72,6 +72,7 @@ def serving(
     env: dict[str, str] | None = None,
     run_dir: Path | None = None,
     timeout: float = 120.0,
+    app: Path = APP,
 ) -> Iterator[Deployment]:
     """`workers` app workers and nginx in front on `address`:`port`, stopped and cleaned up on exit."""
     if not 1 <= workers <= MAX_WORKERS:
@@ -89,7 +90,7 @@ def serving(
     try:
         for i, worker_port in enumerate(ports):
             with open(run_dir / f"worker-{i}.log", "ab") as log:
-                started.append(start_worker(worker_port, options, env, output=log))
+                started.append(start_worker(worker_port, options, env, output=log, app=app))
         urls = [f"http://127.0.0.1:{p}" for p in ports]
         for i, (worker, url) in enumerate(zip(started, urls)):
             wait_healthy(url, worker, timeout, what=f"worker {i} (log: {run_dir / f'worker-{i}.log'})")
