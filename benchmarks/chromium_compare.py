@@ -12,7 +12,10 @@ press Check, then Next lesson. Compared:
   also sends the stage's own reports (a custom component's JavaScript, which the client does
   not run; they also cost Chromium extra reruns, left out of the pairing), and after a Check
   its page can still hold the answered prediction's state when the stage's report overtakes
-  the page update: such states only Chromium sends are listed, not counted as differences;
+  the page update: such states only Chromium sends are listed, not counted as differences.
+  After such a rerun of the stage's own, Chromium's URL holds the reported step and its
+  cache has aged one run more, so a later step's query string and cached hashes are listed
+  too, not counted;
 - every ForwardMsg of the runs of the first three steps, in order, byte for byte (`new_session`
   by kind and size, as it names the session; `script_finished` by status, as it names the run).
 
@@ -92,26 +95,33 @@ def widget_states(message: BackMsg) -> dict[str, bytes]:
     return {w.id: w.SerializeToString() for w in message.rerun_script.widget_states.widgets}
 
 
-def learner_steps(reruns: list[BackMsg], stages: set[str]) -> list[BackMsg]:
-    """The reruns a learner's steps caused: one that brings a stage's new report, with no button pressed,
-    is the stage's own and is left out."""
-    steps, previous = [], {}
+def learner_steps(reruns: list[BackMsg], stages: set[str]) -> list[tuple[BackMsg, bool]]:
+    """The reruns a learner's steps caused, each with whether a stage's own rerun came before it: one
+    that brings a stage's new report, with no button pressed, is the stage's and is left out."""
+    steps, previous, reported = [], {}, False
     for message in reruns:
         states = widget_states(message)
         reports = {wid: state for wid, state in states.items() if wid in stages}
         pressed = any(w.trigger_value for w in message.rerun_script.widget_states.widgets)
         if pressed or not reports or reports == {wid: previous.get(wid) for wid in reports}:
-            steps.append(message)
+            steps.append((message, reported))
+        else:
+            reported = True
         previous = states
     return steps
 
 
-def rerun_differences(n: int, theirs: BackMsg, ours: BackMsg, stages: set[str]) -> tuple[list[str], list[str]]:
-    """(differences, notes) between Chromium's and the client's rerun request of step `n`."""
+def rerun_differences(
+    n: int, theirs: BackMsg, ours: BackMsg, stages: set[str], after_report: bool
+) -> tuple[list[str], list[str]]:
+    """(differences, notes) between Chromium's and the client's rerun request of step `n`. After a
+    stage's own rerun in Chromium, its URL holds the reported step and its cache is a run older:
+    those differences are notes."""
     found, notes = [], []
+    late = notes if after_report else found
     for field in ("query_string", "page_script_hash", "context_info"):
         if getattr(theirs.rerun_script, field) != getattr(ours.rerun_script, field):
-            found.append(f"step {n}: {field} differs")
+            (late if field == "query_string" else found).append(f"step {n}: {field} differs")
     browser_states, client_states = widget_states(theirs), widget_states(ours)
     for wid, state in client_states.items():
         if browser_states.get(wid) != state:
@@ -122,7 +132,9 @@ def rerun_differences(n: int, theirs: BackMsg, ours: BackMsg, stages: set[str]) 
         notes.append(f"step {n}: only Chromium sends {wid.rsplit('-', 1)[-1]} ({why})")
     extra = set(ours.rerun_script.cached_message_hashes) - set(theirs.rerun_script.cached_message_hashes)
     if extra:
-        found.append(f"step {n}: the client names cached messages Chromium does not: {sorted(extra)}")
+        late.append(f"step {n}: the client names cached messages Chromium does not: {sorted(extra)}")
+    if after_report:
+        notes.append(f"step {n} came after the stage's own rerun in Chromium (URL and cache one rerun on)")
     return found, notes
 
 
@@ -165,8 +177,8 @@ def differences(chromium: tuple, client: tuple) -> tuple[list[str], list[str]]:
     steps = learner_steps(browser_sent, stages)
     if len(steps) != len(client_sent):
         found.append(f"{len(steps)} learner steps from Chromium, {len(client_sent)} from the client")
-    for n, (theirs, ours) in enumerate(zip(steps, client_sent), start=1):
-        more_found, more_notes = rerun_differences(n, theirs, ours, stages)
+    for n, ((theirs, after_report), ours) in enumerate(zip(steps, client_sent), start=1):
+        more_found, more_notes = rerun_differences(n, theirs, ours, stages, after_report)
         found += more_found
         notes += more_notes
     theirs, ours = fingerprints(first_runs(browser_received, COMPARED_RUNS)), fingerprints(client_received)
