@@ -7,6 +7,7 @@
     python -m engine sweep SCENARIO [--batch-sizes 1,2,4,...] [--json]
     python -m engine replicas SCENARIO [--json]
     python -m engine check SOLUTION.py [--class NAME] [--seed S] [--timeout SECONDS] [--jsonl OUT]
+    python -m engine serve [--workers N] [--port P] [--run-cache DIR] [-- STREAMLIT OPTIONS]
 
 SCENARIO is a path or the name of a built-in scenario (`part2-slot-refill`). Errors are
 one line on stderr with exit status 2.
@@ -49,6 +50,7 @@ from .options import (
     steps,
     timeout,
 )
+from .serve import add_serve_parser, serve_command
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -108,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check_cmd.add_argument("--jsonl", metavar="OUT", help="write the first failing run's event log")
     check_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_serve_parser(commands)
     for sub in (run, compare_cmd):
         sub.add_argument("--batch-size", type=count(MAX_BATCH_SIZE), help="override the scenario's batch size")
         memory_options(sub)
@@ -189,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             "compare": compare_command,
             "sweep": sweep_command,
             "replicas": replicas_command,
+            "serve": serve_command,
         }
         return commands[args.command](args)
     except (ScenarioError, ValueError, TypeError, OSError) as exc:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from cli.workers import free_port, start_worker, stop, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -50,12 +49,6 @@ def screenshot(page, name: str, full_page: bool = False) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class Server(str):
     """The base URL of a running app server; `pid` is its process, to read its memory from /proc."""
 
@@ -70,51 +63,22 @@ class Server(str):
 
 
 @contextlib.contextmanager
-def streamlit_server(timeout: float = 90.0, app: Path = ROOT / "app.py"):
-    """Yield the base URL of `streamlit run app.py` (or another `app`) as a `Server`, stopped on exit."""
+def streamlit_server(timeout: float = 90.0, app: Path = ROOT / "app.py", options=()):
+    """Yield the base URL of `streamlit run app.py` (or another `app`, with Streamlit's command-line
+    `options`) as a `Server`, stopped on exit."""
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(app),
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.fileWatcherType",  # a source edit during a test run must not prompt "rerun?"
-            "none",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    process = start_worker(port, options, output=subprocess.PIPE, app=app)
     url = Server(f"http://127.0.0.1:{port}")
     url.pid = process.pid
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                output = process.stdout.read().decode(errors="replace") if process.poll() is not None else ""
-                raise RuntimeError(f"streamlit did not become healthy on {url}: {output[-2000:]}")
-            time.sleep(0.3)
+        try:
+            wait_healthy(url, process, timeout)
+        except RuntimeError as exc:
+            output = process.stdout.read().decode(errors="replace") if process.poll() is not None else ""
+            raise RuntimeError(f"{exc}: {output[-2000:]}") from None
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
 
 
 def launch(playwright):

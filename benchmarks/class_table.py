@@ -1,0 +1,69 @@
+"""The classroom benchmark's table: one row per lesson, action and setting, side by side.
+
+Times are min / median / p90 / max in seconds over the sessions that completed the step,
+with the number that failed (timed out, lost their connection, or showed a traceback);
+memory rows give the servers' resident memory (VmRSS, summed over workers) after the
+landings and after the actions, and the peak (VmHWM); first-paint rows are over the fresh
+Chromium pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from benchmarks.class_phases import Outcome
+
+HEADER = f"{'lesson':<7}{'step':<18}{'settings':<32}{'min':>7}{'median':>8}{'p90':>8}{'max':>8}{'failed':>8}"
+
+
+@dataclass
+class Measured:
+    """What one server lifetime measured, for one lesson and one setting."""
+
+    lesson: str
+    settings: str
+    steps: dict[str, Outcome] = field(default_factory=dict)  # "cold landing", ..., "first paint"
+    memory: dict[str, float] = field(default_factory=dict)  # "after landing", "after actions", "peak": MiB
+    spread: dict[str, int] = field(default_factory=dict)  # behind the proxy: sessions per worker (its cookie)
+    failures: list[str] = field(default_factory=list)
+
+
+def time_row(lesson: str, step: str, settings: str, outcome: Outcome) -> str:
+    if not outcome.seconds:
+        return f"{lesson:<7}{step:<18}{settings:<32}{'(none completed)':>39}{len(outcome.failures):>8}"
+    low, median, p90, high = outcome.summary()
+    figures = f"{low:>7.2f}{median:>8.2f}{p90:>8.2f}{high:>8.2f}"
+    return f"{lesson:<7}{step:<18}{settings:<32}{figures}{len(outcome.failures):>8}"
+
+
+def memory_row(lesson: str, settings: str, memory: dict[str, float]) -> str:
+    text = ", ".join(f"{what} {mib:,.0f} MiB" for what, mib in memory.items())
+    return f"{lesson:<7}{'resident memory':<18}{settings:<32}{text}"
+
+
+def table(results: list[Measured], steps: list[str]) -> list[str]:
+    """The rows: per lesson, each step with every setting's row together, then memory."""
+    lines = [HEADER]
+    for lesson in dict.fromkeys(r.lesson for r in results):
+        mine = [r for r in results if r.lesson == lesson]
+        for step in steps:
+            lines += [time_row(lesson, step, r.settings, r.steps[step]) for r in mine if step in r.steps]
+        lines += [memory_row(lesson, r.settings, r.memory) for r in mine if r.memory]
+        for r in mine:
+            if r.spread:
+                spread = ", ".join(f"{worker}: {n}" for worker, n in sorted(r.spread.items()))
+                lines.append(f"{lesson:<7}{'sessions on':<18}{r.settings:<32}{spread}")
+    return lines
+
+
+def failures(results: list[Measured]) -> list[str]:
+    """Every failure, once per kind, with how often it happened."""
+    counts: dict[str, int] = {}
+    for r in results:
+        for step, outcome in r.steps.items():
+            for failure in outcome.failures:
+                key = f"{r.lesson}, {r.settings}, {step}: {failure}"
+                counts[key] = counts.get(key, 0) + 1
+        for failure in r.failures:
+            counts[f"{r.lesson}, {r.settings}: {failure}"] = 1
+    return [f"{n} x {what}" if n > 1 else what for what, n in counts.items()]
