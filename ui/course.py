@@ -5,9 +5,11 @@ are asked one at a time, earliest step first, above the stage. Until a predictio
 checked, the stage shows no step at or after the one it asks about (`cap`); its widget is keyed
 `quiz_<lesson>_<n>` (the scenario name with `-` written `_`, and n counting from 1) and its
 Check button `check_<lesson>_<n>`. Whether each was right is kept in session state, so a
-chapter's score ("2/5 right") survives moving between lessons. A link that opens a step
-(`?lesson=...&step=7`) skips the lesson's predictions up to that step, so old deep links
-still show what they showed; the "Predict first" switch turns predictions off.
+chapter's score ("2/5 right") survives moving between lessons, and in the browser
+(`ui/page.py`), so it survives a reload. A link opened from outside that names a step
+(`?lesson=...&step=7`, a session's first page) skips the lesson's predictions up to that
+step, so old deep links still show what they showed; a lesson reached inside the app (Next
+lesson, the picker, Back) asks them all. The "Predict first" switch turns predictions off.
 
 The cap holds the session's step, the batch view, the URL, the Timeline and Metrics
 cursors, and the stage, whose play, step and scrub stop short of it in the browser
