@@ -19,7 +19,6 @@ from ui.tabs import comparison_table, download_name
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 
 
-
 def test_every_setting_reads_back_what_it_writes_to_the_url():
     values = {
         "batch_size": 7,
@@ -45,8 +44,15 @@ def test_every_setting_reads_back_what_it_writes_to_the_url():
 
 @pytest.mark.parametrize(
     "key, text",
-    [("batch_size", "0"), ("batch_size", "257"), ("kv_policy", "lru"), ("padded", "yes"), ("kv_blocks", "-1"),
-     ("stop_chance", "2"), ("token_budget", "x")],
+    [
+        ("batch_size", "0"),
+        ("batch_size", "257"),
+        ("kv_policy", "lru"),
+        ("padded", "yes"),
+        ("kv_blocks", "-1"),
+        ("stop_chance", "2"),
+        ("token_budget", "x"),
+    ],
 )
 def test_a_setting_s_bad_url_text_is_refused(key, text):
     with pytest.raises(ValueError):

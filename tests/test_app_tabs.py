@@ -24,7 +24,6 @@ STAGE_CSS = ROOT / "ui" / "stage_component" / "stage.css"
 ALWAYS = ["step", "kind", "slot", "request_id"]
 
 
-
 def chart(app: AppTest, key: str) -> dict:
     """The Plotly spec of the chart with this key."""
     charts = [c for c in app.get("plotly_chart") if c.proto.id.endswith(f"-{key}")]

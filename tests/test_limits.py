@@ -1,6 +1,7 @@
 """Every run a file, a URL or a command line starts is estimated first and refused above the
 limits (engine/limits.py), with one line naming the field, its value and the limit."""
 
+import dataclasses
 import subprocess
 import sys
 
@@ -84,12 +85,7 @@ def test_padded_rows_are_counted_against_the_limit():
 
 def test_overrides_are_checked_when_the_run_starts():
     scenario = resolve_scenario("anyscale-cap1536").with_engine(batch_size=1, padded=True)
-    heavy = scenario.__class__(
-        **{
-            **scenario.__dict__,
-            "workload": scenario.workload.__class__(**{**scenario.workload.__dict__, "count": 5000}),
-        }
-    )
+    heavy = dataclasses.replace(scenario, workload=dataclasses.replace(scenario.workload, count=5000))
     with pytest.raises(ScenarioError, match=r"^scenarios/anyscale-cap1536.toml: workload.prompt_len: 5,000 requests"):
         simulate(heavy)
 

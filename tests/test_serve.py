@@ -82,25 +82,28 @@ def test_new_visitors_reach_both_workers_and_a_page_sticks_to_its_own(proxy):
     # client that gave up waiting, may shift the turn by one: hence up to four of each).
     assert {served_by(proxy) for _ in range(4)} == {"w0", "w1"}
 
-    async def pages_on_both() -> list[Session]:
+    async def pages_on_both() -> list[tuple[Session, str]]:
+        """Pages landed one after the other (round robin gives them a worker each) until both workers hold
+        one; each page's worker is checked, then the page closed, in this one event loop (its websocket's)."""
         pages: list[Session] = []
         while len(pages) < 4 and len({page.cookie("cbl_worker") for page in pages}) < 2:
             pages.append(Session(proxy, "lesson=1.1"))
-            await pages[-1].land()  # one after the other, so round robin gives them a worker each
-        return pages
-
-    async def close(pages: list[Session]) -> None:
+            await pages[-1].land()
+        seen = []
+        for page in pages:
+            worker = page.cookie("cbl_worker")
+            assert page.session_id and not page.exceptions()
+            routed = {await asyncio.to_thread(served_by, proxy, f"cbl_worker={worker}") for _ in range(5)}
+            seen.append((worker, routed))
         for page in pages:
             await page.close()
+        return seen
 
-    pages = asyncio.run(pages_on_both())
-    workers = [page.cookie("cbl_worker") for page in pages]
-    assert set(workers) == {"w0", "w1"}  # pages on both workers, all from 127.0.0.1
-    for page, worker in zip(pages, workers):
-        assert page.session_id and not page.exceptions()
-        assert {served_by(proxy, f"cbl_worker={worker}") for _ in range(5)} == {worker}
+    seen = asyncio.run(pages_on_both())
+    assert {worker for worker, _ in seen} == {"w0", "w1"}  # pages on both workers, all from 127.0.0.1
+    for worker, routed in seen:
+        assert routed == {worker}  # the cookie keeps a page's requests on its own worker
     assert served_by(proxy, "cbl_worker=w9") in ("w0", "w1")  # an unknown value is no route: round robin
-    asyncio.run(close(pages))
 
 
 def test_an_upload_through_the_proxy_reaches_the_worker_holding_the_session(proxy):

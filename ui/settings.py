@@ -83,9 +83,7 @@ def _stop_token_text(scenario: Scenario) -> str:
 SETTINGS = (
     Setting("batch_size", "Batch size (slots)", "number", lambda s: s.engine.batch_size, 1, MAX_BATCH_SIZE),
     Setting("stop_token", "Stop token (empty: none)", "text", _stop_token_text, placeholder="none"),
-    Setting(
-        "stop_sequences", "Extra stop sequences for every request", "text", lambda s: "", placeholder="7 8; 3 3 4"
-    ),
+    Setting("stop_sequences", "Extra stop sequences for every request", "text", lambda s: "", placeholder="7 8; 3 3 4"),
     Setting(
         "batching", "Batching", "radio", lambda s: s.engine.batching, options=("continuous", "static"), projector=True
     ),
@@ -169,7 +167,13 @@ SETTINGS = (
         shown=_generated,
     ),
     Setting(
-        "workload_seed", "Workload seed", "number", lambda s: s.workload.seed, 0, MAX_SEED, group="workload",
+        "workload_seed",
+        "Workload seed",
+        "number",
+        lambda s: s.workload.seed,
+        0,
+        MAX_SEED,
+        group="workload",
         shown=_generated,
     ),
 )

@@ -123,4 +123,3 @@ def _put(key: str, value: object) -> None:
             del st.query_params[key]
     elif st.query_params.get(key) != text:
         st.query_params[key] = text
-
