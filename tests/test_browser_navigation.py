@@ -202,3 +202,21 @@ def clipped_cells(page) -> int:
         "(root) => [...root.querySelectorAll('.cell .rid, .cell .tok')]"
         ".filter((e) => e.textContent && e.scrollWidth > e.clientWidth + 1).length",
     )
+
+
+def test_the_whole_course_by_next_lesson_asks_every_lesson_s_predictions_and_reveals_nothing(page, url):
+    """A learner who opened a shared link to a later step, then walks the course with Next lesson:
+    every lesson reached in the app starts at step 0 with all its predictions and none of its reveal."""
+    from engine.lab.course import load_course
+
+    lessons = load_course().lessons
+    open_app(page, url, f"?lesson={lessons[0].number}&step=3")
+    for lesson in lessons[1:]:
+        page.get_by_role("button", name=f"Next lesson: {lesson.number}").click()
+        page.get_by_role("heading", name=lesson.label).wait_for(timeout=60_000)
+        wait_until_idle(page, timeout=60)
+        wait_for_url(page, "step=", present=False)
+        if lesson.quizzes:
+            page.get_by_text("Predict (before step").wait_for(timeout=30_000)
+            assert page.get_by_text(f"This lesson: 0/{lesson.quizzes} right").count() == 1, lesson.label
+        assert page.get_by_text("What happened.").count() == 0, lesson.label
