@@ -10,6 +10,7 @@ import time
 
 from tests.browser_support import (
     FIND_STAGE,
+    STAGE,
     open_app,
     require_browser,
     screenshot,
@@ -113,6 +114,7 @@ def test_the_chosen_speed_reaches_the_url_and_survives_side_by_side(page, url, b
     page.get_by_text("Static and continuous side by side").click()
     wait_for_url(page, "side_by_side=true")
     wait_until_idle(page)
+    page.wait_for_selector(STAGE, timeout=60_000)  # side by side mounts the stages anew
     assert stage_eval(page, "(root) => root.querySelector('select[data-action=\"speed\"]').value") == "8"
     fresh = browser.new_page()
     open_app(fresh, url, "?" + page.url.split("?", 1)[1])
