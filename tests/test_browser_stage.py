@@ -122,13 +122,14 @@ def test_scrubbing_the_slider_moves_the_stage_and_the_url(page, url):
 
 
 def test_the_frames_are_sent_once_per_run(page, url):
-    received: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: received.append(as_bytes(frame))))
+    received: list[bytes] = []  # Streamlit's messages are binary (protobuf)
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: received.append(frame)))
     open_app(page, url, "?scenario=anyscale-cap128&predict=false")
     page.wait_for_timeout(1500)  # (Playwright hands over the page's websocket messages while it waits)
     landing = max(received, key=len)
     assert len(landing) > 200_000  # the run's frames
-    frames = landing[len(landing) // 2 :][:256]  # a stretch of the compressed frames, in the middle of the message
+    middle = len(landing) // 2
+    frames = landing[middle : middle + 256]  # a stretch of the compressed frames, which fill most of the message
     received.clear()
     control(page, "next").click()
     wait_for_url(page, "step=1")  # a rerun has happened
@@ -136,10 +137,6 @@ def test_the_frames_are_sent_once_per_run(page, url):
     assert received and not any(frames in message for message in received)  # the rerun did not send the frames
     # What it sent is the run's id, the page and, as Streamlit does for an inline component, the stage's code (~55 KB)
     assert max(map(len, received)) < 100_000
-
-
-def as_bytes(frame: str | bytes) -> bytes:
-    return frame if isinstance(frame, bytes) else frame.encode()
 
 
 def small_texts(page) -> list[str]:
