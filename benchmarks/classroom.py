@@ -6,12 +6,14 @@
     python benchmarks/classroom.py --soak [--reruns 2000]   # memory over >= 2,000 reruns by 30 sessions
 
 For each lesson and each setting, side by side in one run, a fresh server (`streamlit run
-app.py` with the setting's command-line options, e.g. `--runner.postScriptGC false`) is
-started on loopback, and N browserless sessions (`benchmarks/streamlit_client.py`, which
-speaks Streamlit's websocket protocol; `python -m benchmarks.chromium_compare` checks it
-against Chromium) do, all at once: a cold landing (the server's first sight of the lesson),
-then N new sessions a warm landing, then a typed answer in the lesson's open prediction,
-Check prediction, and Next lesson. Each step is timed from its send to Streamlit's
+app.py`, warmed as `cli/worker_start.py` says, with the setting's command-line options,
+e.g. `--runner.postScriptGC false`) is started on loopback, and N browserless sessions
+(`benchmarks/streamlit_client.py`, which speaks Streamlit's websocket protocol; `python -m
+benchmarks.chromium_compare` checks it against Chromium) do, all at once: a cold landing
+(the server's first sight of the lesson), then N new sessions a warm landing, then a typed
+answer in the lesson's open prediction, Check prediction, and Next lesson, each after the
+class has read for `--read` seconds (5; 0: back to back); while a class reads, the server
+makes the next lesson (ui/prefetch.py). Each step is timed from its send to Streamlit's
 `script_finished` (a landing: from the page request). Then one learner opens the lesson in
 headless Chromium three times on the warm server: seconds to the stage's first painted grid.
 The server's resident memory is read from /proc. Each fresh server gets an empty runs cache
@@ -98,6 +100,7 @@ async def one_class(url: str, pids: list[int], result: Measured, args) -> None:
         result.spread = dict(collections.Counter(s.cookie("cbl_worker") or "?" for s in sessions))
     predictions: dict = {}
     for action in phases.ACTIONS:
+        await asyncio.sleep(args.read)  # the class reads before it acts
         result.steps[action] = await phases.act(sessions, action, predictions)
     if pids:
         result.memory["after actions"] = phases.resident_mib(pids)
@@ -168,12 +171,15 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument("--pid", type=int, action="append", default=[], help="with --url: a server pid (memory)")
     parser.add_argument("--soak", action="store_true", help="memory over --reruns reruns (per --config; GC off)")
     parser.add_argument("--reruns", type=int, default=2000, help=f"soak: reruns in all, at most {MAX_RERUNS:,}")
+    parser.add_argument("--read", type=float, default=5.0, help="seconds the class reads before each action (5)")
     parser.add_argument("--no-paint", dest="paint", action="store_false", help="skip the first paint in Chromium")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds a step may take (180)")
     parser.add_argument("--time-limit", type=float, default=3600.0, help="seconds the whole run may take (3600)")
     args = parser.parse_args(argv)
     if not 1 <= args.sessions <= MAX_SESSIONS or not 1 <= args.reruns <= MAX_RERUNS:
         parser.error(f"--sessions must be 1 to {MAX_SESSIONS} and --reruns 1 to {MAX_RERUNS:,}")
+    if not 0 <= args.read <= 60:
+        parser.error("--read must be 0 to 60 seconds")
     if args.url:
         check_loopback(args.url)
         args.paint = False

@@ -29,10 +29,12 @@ def free_port() -> int:
 def start_worker(
     port: int, options=(), env: dict[str, str] | None = None, output=subprocess.DEVNULL, app: Path = APP
 ) -> subprocess.Popen:
-    """Start `streamlit run app` on 127.0.0.1:`port`; its output goes to `output` (a file, or a pipe)."""
+    """Start `streamlit run app` on 127.0.0.1:`port`, warmed first (`cli/worker_start.py`); its
+    output goes to `output` (a file, or a pipe)."""
     if not app.exists():
         raise OSError(f"{app} not found: the app runs from a source checkout of Continuous Batching Lab")
-    command = [sys.executable, "-m", "streamlit", "run", str(app)]
+    warmed = (app.parent / "cli" / "worker_start.py").exists()  # not in an older tree a benchmark serves
+    command = [sys.executable, "-m", "cli.worker_start" if warmed else "streamlit", "run", str(app)]
     command += ["--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1"]
     command += ["--server.fileWatcherType", "none", *options]
     return subprocess.Popen(

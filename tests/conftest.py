@@ -1,7 +1,8 @@
 """Fixtures shared by the browser tests: one app server per module, one Chromium, a fresh page per test.
 
 The whole suite keeps its runs in a run cache folder of its own (ui/run_cache.py), which the
-app servers it starts inherit: never the user's, and empty at the start of every session.
+app servers it starts inherit: never the user's, and empty at the start of every session. No
+next lesson is made ahead (ui/prefetch.py) but where tests/test_prefetch.py asks for it.
 """
 
 import os
@@ -12,6 +13,7 @@ import pytest
 from tests.browser_support import VIEWPORT, launch, streamlit_server
 
 os.environ["CBL_RUN_CACHE"] = tempfile.mkdtemp(prefix="cbl-test-runs-")
+os.environ["CBL_PREFETCH"] = "off"  # no lesson made ahead in the background (tests count runs); test_prefetch.py
 
 
 @pytest.fixture(scope="module")

@@ -79,6 +79,6 @@ def table_text(scenario: Scenario) -> list[str]:
     if table is None:
         return []
     return [
-        f"Request {rid}: " + ", ".join(f"{column} {value}" for column, value in row.items()) + "."
-        for rid, row in table.iterrows()
+        f"Request {row['request']}: " + ", ".join(f"{c} {v}" for c, v in row.items() if c != "request") + "."
+        for row in table
     ]

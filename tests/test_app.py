@@ -236,3 +236,36 @@ def test_choosing_another_scenario_starts_from_its_own_settings_at_step_0():
     assert stage_data(app)["start"] == 0
     assert app.session_state["step"] == 0 and app.session_state["batch_size"] == 4
     assert "step" not in app.query_params and app.query_params["batch_size"] == "4"
+
+
+def test_a_lesson_s_requests_are_a_markdown_table_with_only_the_columns_in_play():
+    app = start_app(lesson="arrivals-mid-run")
+    tables = [m.value for m in app.markdown if m.value.startswith("| request |")]
+    assert tables == [
+        "| request | prompt | max\\_tokens | arrives at step |\n"
+        "| --- | --- | --- | --- |\n"
+        "| A | \\[1\\] | 4 | 0 |\n"
+        "| B | \\[2\\] | 2 | 0 |\n"
+        "| C | \\[3\\] | 3 | 1 |\n"
+        "| D | \\[4\\] | 2 | 3 |\n"
+        "| E | \\[5\\] | 2 | 3 |\n"
+        "| F | \\[6\\] | 2 | 12 |"
+    ]
+    assert not app.table and not app.dataframe  # (a table element would load the browser's table code)
+
+
+def test_a_markdown_table_escapes_what_markdown_would_read():
+    from ui.lesson_view import markdown_table
+
+    assert markdown_table([{"request": "a|b", "prompt": "[1, 2]", "stop sequences": "*_`<x>#~\\"}]) == (
+        "| request | prompt | stop sequences |\n| --- | --- | --- |\n"
+        "| a\\|b | \\[1, 2\\] | \\*\\_\\`\\<x\\>\\#\\~\\\\ |"
+    )
+
+
+def test_a_view_beside_the_lesson_is_drawn_only_while_its_expander_is_open():
+    predicting = start_app(lesson="throughput-vs-latency")  # a prediction open: the sweep starts closed
+    assert [e.label for e in predicting.expander if e.label.startswith("Throughput and latency")]
+    assert not predicting.get("plotly_chart")
+    checked = start_app(lesson="throughput-vs-latency", predict="false")
+    assert len(checked.get("plotly_chart")) == 1

@@ -119,6 +119,15 @@ def settings_ui(scenario: Scenario | None, switches=None) -> Overrides:
     return _overrides(values)
 
 
+def own_overrides(scenario: Scenario) -> Overrides:
+    """What `settings_ui` returns for a lesson at its own settings, as Next lesson opens it."""
+    own, values = own_values(scenario), {}
+    for setting in SETTINGS:
+        if setting.shown(scenario, values):
+            values[setting.key] = own[setting.key]
+    return _overrides(values)
+
+
 def _group_caption(group: str, scenario: Scenario | None) -> None:
     if group == "model":
         drawn = ", stopping each answer at its drawn length" if answers_drawn(scenario) else ""

@@ -9,13 +9,13 @@ another run than the one the text, captions and predictions were written for.
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from engine.lab.scenario import Scenario
 from ui.controls import next_lesson_ui, reset_to_own_settings
 from ui.course import course, lesson_label, render_predictions, render_reveal
 from ui.lesson_extras import render_lesson_extras
+from ui.prefetch import after_lesson
 from ui.runs import Run
 from ui.settings import changed_settings
 
@@ -58,6 +58,8 @@ def render_lesson(
             render_reveal(shown.reveal, cap, projector=projector)
     with extras:
         render_lesson_extras(shown, None if uploaded else name, projector=projector, predicting=cap is not None)
+    if not uploaded:
+        after_lesson(name)  # the class's Next lesson is made while it reads this one
     return cap
 
 
@@ -67,30 +69,49 @@ def _render_text(scenario: Scenario) -> None:
     if table is not None:
         stop = scenario.engine.stop_token
         st.caption(f"The requests (stop token: {'none' if stop is None else stop}, for every request)")
-        st.table(table, width="content")
+        st.markdown(markdown_table(table))
 
 
-def requests_table(scenario: Scenario) -> pd.DataFrame | None:
-    """The lesson's own requests, one row each: what a prediction may need (prompt, max_tokens,
-    stops, arrival, priority). None for a generated workload, or more than a table's worth."""
-    if scenario.explicit_requests is None or len(scenario.explicit_requests) > MAX_TABLE_REQUESTS:
+PLAIN = {"stop sequences": "–", "arrives at step": 0, "cancelled before step": "–", "priority": 0}  # left out when so
+
+
+def requests_table(scenario: Scenario) -> list[dict[str, object]] | None:
+    """The lesson's own requests, one row each (its first column, "request", is the id): what a
+    prediction may need (prompt, max_tokens, stops, arrival, priority), a column left out where
+    every row has its plain value. None for a generated workload, or more than a table's worth.
+    (Plain rows, not a DataFrame: drawn as markdown, the table costs a rerun no pandas and the
+    browser no table code.)"""
+    if not scenario.explicit_requests or len(scenario.explicit_requests) > MAX_TABLE_REQUESTS:
         return None
-    rows = []
-    for i, r in enumerate(scenario.explicit_requests):
-        rows.append(
-            {
-                "request": r.request_id or f"r{i}",
-                "prompt": str(r.prompt),
-                "max_tokens": r.max_tokens,
-                "stop sequences": "; ".join(str(s) for s in r.stop_sequences or []) or "–",
-                "arrives at step": r.arrival_step or 0,
-                "cancelled before step": "–" if r.cancel_step is None else r.cancel_step,
-                "priority": r.priority,
-            }
-        )
-    table = pd.DataFrame(rows).set_index("request")
-    plain = {"stop sequences": "–", "arrives at step": 0, "cancelled before step": "–", "priority": 0}
-    return table[[c for c in table.columns if c not in plain or (table[c] != plain[c]).any()]]
+    rows = [
+        {
+            "request": r.request_id or f"r{i}",
+            "prompt": str(r.prompt),
+            "max_tokens": r.max_tokens,
+            "stop sequences": "; ".join(str(s) for s in r.stop_sequences or []) or "–",
+            "arrives at step": r.arrival_step or 0,
+            "cancelled before step": "–" if r.cancel_step is None else r.cancel_step,
+            "priority": r.priority,
+        }
+        for i, r in enumerate(scenario.explicit_requests)
+    ]
+    shown = [c for c in rows[0] if c not in PLAIN or any(row[c] != PLAIN[c] for row in rows)]
+    return [{c: row[c] for c in shown} for row in rows]
+
+
+def markdown_table(rows: list[dict[str, object]]) -> str:
+    """`rows` as a markdown table, its cells escaped (a prompt may hold `|` or `*`)."""
+
+    def cell(value: object) -> str:
+        text = str(value).replace("\\", "\\\\")
+        for mark in "|*_`[]<>#~":
+            text = text.replace(mark, "\\" + mark)
+        return text
+
+    columns = list(rows[0])
+    lines = [" | ".join(map(cell, columns)), " | ".join("---" for _ in columns)]
+    lines += [" | ".join(cell(row[c]) for c in columns) for row in rows]
+    return "\n".join(f"| {line} |" for line in lines)
 
 
 def _render_changed_settings(scenario: Scenario) -> None:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from ..core.validation import parse_text
 from .scenario import COURSE_FILE, SCENARIO_DIR, list_scenarios, load_scenario
+from .shared_cache import shared_cache
 from .toml_reader import ScenarioError, Table
 
 MAX_CHAPTERS = 50
@@ -64,7 +64,7 @@ class Course:
         return self.chapters[self.lesson(name).chapter]
 
 
-@cache
+@shared_cache()
 def load_course(directory: Path = SCENARIO_DIR) -> Course:
     """Read and check `course.toml` against the scenario files beside it (cached: built-ins do not change)."""
     path = directory / COURSE_FILE

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import tomllib
-from functools import lru_cache
 from pathlib import Path
 
 from ..analysis.hardware import COST_MODELS
@@ -36,6 +35,7 @@ from .quizzes import parse_quizzes
 from .real_servers import parse_callouts
 from .scenario_types import EngineConfig, ModelConfig, ReplicaConfig, RequestSpec, Scenario, WorkloadConfig
 from .scenario_work import check_work
+from .shared_cache import shared_cache
 from .toml_reader import ScenarioError, Table
 from .workload import ARRIVALS, DISTRIBUTIONS
 
@@ -64,7 +64,7 @@ def resolve_scenario(name_or_path: str | Path) -> Scenario:
     return load_scenario(path)
 
 
-@lru_cache(maxsize=256)
+@shared_cache(maxsize=256)
 def _builtin(filename: str, mtime_ns: int, size: int) -> Scenario:
     """A built-in scenario (a Scenario is frozen, so one copy serves every caller)."""
     return load_scenario(SCENARIO_DIR / filename)

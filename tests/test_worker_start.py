@@ -1,0 +1,41 @@
+"""`python -m cli.worker_start`: a worker warms up, then hands its arguments to Streamlit's command."""
+
+import subprocess
+import sys
+
+import streamlit
+
+from cli.workers import APP, start_worker
+from tests.browser_support import ROOT
+
+
+def test_the_starter_passes_its_arguments_to_streamlit():
+    done = subprocess.run(
+        [sys.executable, "-m", "cli.worker_start", "version"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"Streamlit, version {streamlit.__version__}"
+
+
+def test_the_warm_up_reads_the_course_and_imports_no_ui_module():
+    probe = (
+        "import sys; from cli.worker_start import warm; warm(); "
+        "from engine.lab.course import load_course; "
+        "print(load_course.cache_info().currsize, 'pandas' in sys.modules, "
+        "[m for m in sys.modules if m == 'ui' or m.startswith('ui.')])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2:] == ["1 True []", ""]
+
+
+def test_a_worker_of_this_tree_starts_warmed_and_one_of_an_older_tree_as_plain_streamlit(tmp_path):
+    older = tmp_path / "app.py"  # a tree without cli/worker_start.py, as a benchmark's --app may serve
+    older.write_text("")
+    for app, starter in ((APP, "cli.worker_start"), (older, "streamlit")):
+        process = start_worker(0, ["--not-an-option"], app=app)  # (exits at once)
+        try:
+            process.wait(120)
+        finally:
+            process.kill()
+        assert process.args[1:3] == ["-m", starter]
