@@ -15,7 +15,8 @@ answer in the lesson's open prediction, Check prediction, and Next lesson, each 
 class has read for `--read` seconds (5; 0: back to back); while a class reads, the server
 makes the next lesson (ui/prefetch.py). Each step is timed from its send to Streamlit's
 `script_finished` (a landing: from the page request). Then one learner opens the lesson in
-headless Chromium three times on the warm server: seconds to the stage's first painted grid.
+headless Chromium three times on the warm server: seconds to the stage's first painted grid;
+and, last, Streamlit's own floor: the same for a page that is only a title.
 The server's resident memory is read from /proc. Each fresh server gets an empty runs cache
 folder (`CBL_RUN_CACHE`); `--app PATH` serves another tree's app.py (e.g. an export of
 another commit: `git archive REF | tar -x -C DIR`).
@@ -132,6 +133,12 @@ def measure(args, deadline: float) -> list[Measured]:
 
                 paints = first_paints(url, [f"lesson={lesson}"], limit=args.timeout)
                 result.steps["first paint"] = phases.Outcome(seconds=paints[f"lesson={lesson}"])
+    if args.paint and not args.workers and time.monotonic() < deadline:
+        from benchmarks.first_paint import floor_paints
+
+        floor = Measured("floor", "a page that is only st.title")
+        floor.steps["first paint"] = phases.Outcome(seconds=floor_paints(limit=args.timeout))
+        results.append(floor)
     return results
 
 

@@ -4,31 +4,38 @@ Measured in the page (performance.now(), whose origin is the navigation's start)
 navigation to the animation frame after the stage's grid first has a coloured cell, so
 Playwright's own latency is not counted. Each sample is a fresh page (a new session) on a
 server that already holds the lesson's run (warm): what a learner waits for when the class
-has started.
+has started. `floor_paints` measures the same for a page that is only a title: what any
+Streamlit app costs to start here, before the lab draws anything.
 """
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from playwright.sync_api import sync_playwright
 
-from tests.browser_support import FIND_STAGE, VIEWPORT, launch
+from tests.browser_support import FIND_STAGE, VIEWPORT, launch, streamlit_server
 
-PAINTED = f"""(limit) => new Promise((done, fail) => {{
+FLOOR_APP = 'import streamlit as st\n\nst.title("floor")\n'
+PAINTED = f"""([limit, selector]) => new Promise((done, fail) => {{
   const look = () => {{
-    const root = ({FIND_STAGE})();
-    if (root && root.querySelector(".grid .cell[class*=' k']")) {{
+    const root = selector ? document : ({FIND_STAGE})();
+    if (root && root.querySelector(selector || ".grid .cell[class*=' k']")) {{
       requestAnimationFrame(() => done(performance.now() / 1000));
       return;
     }}
-    if (performance.now() > limit * 1000) fail(new Error("no stage grid after " + limit + " s"));
+    if (performance.now() > limit * 1000) fail(new Error("nothing painted after " + limit + " s"));
     else setTimeout(look, 10);
   }};
   look();
 }})"""
 
 
-def first_paints(url: str, queries: list[str], repeats: int = 3, limit: float = 120.0) -> dict[str, list[float]]:
-    """Seconds to the first painted grid, `repeats` fresh pages per query (`lesson=1.1`)."""
+def first_paints(
+    url: str, queries: list[str], repeats: int = 3, limit: float = 120.0, selector: str | None = None
+) -> dict[str, list[float]]:
+    """Seconds to the first painted grid (or `selector`), `repeats` fresh pages per query (`lesson=1.1`)."""
     paints: dict[str, list[float]] = {}
     with sync_playwright() as playwright:
         browser = launch(playwright)
@@ -36,7 +43,16 @@ def first_paints(url: str, queries: list[str], repeats: int = 3, limit: float = 
             for _ in range(repeats):
                 page = browser.new_page(viewport=VIEWPORT)
                 page.goto(f"{url}/?{query}", wait_until="commit")
-                paints.setdefault(query, []).append(page.evaluate(PAINTED, limit))
+                paints.setdefault(query, []).append(page.evaluate(PAINTED, [limit, selector]))
                 page.close()
         browser.close()
     return paints
+
+
+def floor_paints(repeats: int = 3, limit: float = 120.0) -> list[float]:
+    """Seconds to the painted title of a page that is only `st.title` (its server warmed by one visit)."""
+    with tempfile.TemporaryDirectory(prefix="cbl-floor-") as folder:
+        app = Path(folder) / "floor.py"
+        app.write_text(FLOOR_APP)
+        with streamlit_server(app=app) as url:
+            return first_paints(url, [""], repeats + 1, limit, selector="h1")[""][1:]

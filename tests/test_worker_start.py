@@ -5,6 +5,7 @@ import sys
 
 import streamlit
 
+from cli.worker_start import imported_modules
 from cli.workers import APP, start_worker
 from tests.browser_support import ROOT
 
@@ -17,16 +18,21 @@ def test_the_starter_passes_its_arguments_to_streamlit():
     assert done.stdout.strip() == f"Streamlit, version {streamlit.__version__}"
 
 
-def test_the_warm_up_reads_the_course_and_imports_no_ui_module():
+def test_the_warm_up_imports_what_the_app_imports_and_reads_the_course():
     probe = (
-        "import sys; from cli.worker_start import warm; warm(); "
+        "import sys; from pathlib import Path; from cli.worker_start import warm; warm(Path('app.py')); "
         "from engine.lab.course import load_course; "
-        "print(load_course.cache_info().currsize, 'pandas' in sys.modules, "
-        "[m for m in sys.modules if m == 'ui' or m.startswith('ui.')])"
+        "print(load_course.cache_info().currsize, all(m in sys.modules for m in ('pandas', 'ui.stage', 'ui.tabs')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[-2:] == ["1 True []", ""]
+    assert done.stdout.split("\n")[-2:] == ["1 True", ""]
+
+
+def test_the_modules_warmed_are_read_from_the_app_s_imports(tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text("import json\nimport os.path, json\nfrom ui import url\nfrom . import x\ndef f():\n    import csv")
+    assert imported_modules(app) == ["json", "os.path", "ui"]
 
 
 def test_a_worker_of_this_tree_starts_warmed_and_one_of_an_older_tree_as_plain_streamlit(tmp_path):
