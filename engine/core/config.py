@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .validation import MAX_ENGINE_BATCH_SIZE, MAX_STEP, check_bool, check_choice, check_int, check_token
+
 KV_POLICIES = ("paged", "reserve")
+BATCHING = ("continuous", "static")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +29,29 @@ class EngineConfig:
     token_budget: int | None = None  # most tokens one step computes (vLLM's max_num_batched_tokens); None: no limit
     fill_timeout: int | None = None  # static: an empty batch waits up to this many steps to fill; None: runs at once
 
+    def __post_init__(self):
+        """Check every field, in order, in the project's one wording (`validation.py`: the message
+        names the field); a numpy integer is kept as a Python int. A scenario or an event log
+        checks its own narrower limits first, naming its file and line."""
+        checked = {
+            "batch_size": check_int("batch_size", self.batch_size, minimum=1, maximum=MAX_ENGINE_BATCH_SIZE),
+            "stop_token": None if self.stop_token is None else check_token("stop_token", self.stop_token),
+            "batching": check_choice("batching", self.batching, BATCHING),
+            "padded": check_bool("padded", self.padded),
+            "kv_blocks": _optional_int("kv_blocks", self.kv_blocks, minimum=1),
+            "block_size": check_int("block_size", self.block_size, minimum=1, maximum=MAX_STEP),
+            "kv_policy": check_choice("kv_policy", self.kv_policy, KV_POLICIES),
+            "token_budget": _optional_int("token_budget", self.token_budget, minimum=self.batch_size),  # every row fits
+            "fill_timeout": _optional_int("fill_timeout", self.fill_timeout, minimum=0),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)  # (a frozen record: set once, here)
+
     @property
     def memory(self) -> bool:
         """Whether the KV pool or the token budget is in play (else: today's engine, event for event)."""
         return self.kv_blocks is not None or self.token_budget is not None
+
+
+def _optional_int(where: str, value: object, minimum: int) -> int | None:
+    return None if value is None else check_int(where, value, minimum=minimum, maximum=MAX_STEP)

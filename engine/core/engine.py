@@ -26,7 +26,7 @@ from collections import deque
 from typing import NamedTuple
 
 from .block_manager import BlockManager
-from .config import KV_POLICIES, EngineConfig
+from .config import EngineConfig
 from .errors import CallbackError, ModelError
 from .event_log import EventLog
 from .events import NONE, EventKind, RequestInfo
@@ -37,7 +37,7 @@ from .models import model_caller
 from .outbox import Outbox
 from .request import FinishReason, Sequence, Status, append_and_check, new_sequence
 from .scheduler import NOTHING, Plan, Scheduler
-from .validation import MAX_ENGINE_BATCH_SIZE, MAX_STEP, check_bool, check_choice, check_int, check_token
+from .validation import MAX_STEP
 
 
 class BatchInferenceEngine(EngineHooks):
@@ -63,32 +63,20 @@ class BatchInferenceEngine(EngineHooks):
         `fill_timeout` steps (Triton's `max_queue_delay`, in steps). None (or 0) runs at once with
         what is there, as the seeds' Part 1 does. Continuous batching always runs at once: a free
         slot is refilled the step it frees, so `fill_timeout` does not change it."""
-        check_int("batch_size", batch_size, minimum=1, maximum=MAX_ENGINE_BATCH_SIZE)
-        if stop_token is not None:
-            stop_token = check_token("stop_token", stop_token)  # a numpy integer becomes an int
-        check_choice("batching", batching, ("continuous", "static"))
-        check_bool("padded", padded)
-        if kv_blocks is not None:
-            check_int("kv_blocks", kv_blocks, minimum=1, maximum=MAX_STEP)
-        check_int("block_size", block_size, minimum=1, maximum=MAX_STEP)
-        check_choice("kv_policy", kv_policy, KV_POLICIES)
-        if token_budget is not None:
-            check_int("token_budget", token_budget, minimum=batch_size, maximum=MAX_STEP)  # every decoding row fits
-        if fill_timeout is not None:
-            check_int("fill_timeout", fill_timeout, minimum=0, maximum=MAX_STEP)
-        self.model = model
-        self._call = model_caller(model, padded)
-        self.config = EngineConfig(
+        self.config = config = EngineConfig(  # checks every setting, naming it (config.py)
             batch_size, stop_token, batching, padded, kv_blocks, block_size, kv_policy, token_budget, fill_timeout
         )
-        self._fill_timeout = fill_timeout if batching == "static" and fill_timeout else None
-        self.event_log = EventLog(self.config)
-        self._blocks = BlockManager(kv_blocks, block_size) if kv_blocks is not None else None
-        self._memory = self.config.memory  # the KV pool or the token budget is in play
+        self.model = model
+        self._call = model_caller(model, config.padded)
+        self._fill_timeout = config.fill_timeout if config.batching == "static" and config.fill_timeout else None
+        self.event_log = EventLog(config)
+        self._blocks = BlockManager(config.kv_blocks, config.block_size) if config.kv_blocks is not None else None
+        self._memory = config.memory  # the KV pool or the token budget is in play
         if self._memory:
-            self._scheduler = MemoryScheduler(batch_size, self._blocks, kv_policy == "reserve", token_budget, self)
+            reserve = config.kv_policy == "reserve"
+            self._scheduler = MemoryScheduler(config.batch_size, self._blocks, reserve, config.token_budget, self)
         else:
-            self._scheduler = Scheduler(batch_size)
+            self._scheduler = Scheduler(config.batch_size)
         self._preempted_at = -1  # the last step that preempted (it admits nobody, even when retried)
         self._live: dict[str, Sequence] = {}  # submitted, not yet finished
         self._submitted = 0
