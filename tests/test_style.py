@@ -69,3 +69,17 @@ def test_the_engine_imports_no_ui_library():
         text = path.read_text()
         for library in ("streamlit", "plotly"):
             assert f"import {library}" not in text and f"from {library}" not in text, path
+
+
+def test_app_py_only_wires_the_front_end_together():
+    """app.py imports the app's parts (ui/), not the engine or the CLI, and lays out nothing itself:
+    the page's frame is ui/layout.py."""
+    app = ROOT / "app.py"
+    assert imported(app) and all(name == "ui" or name.startswith("ui.") for name in imported(app))
+    layout = ("columns", "tabs", "container", "expander")
+    calls = [
+        node.func.attr
+        for node in ast.walk(ast.parse(app.read_text()))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in layout
+    ]
+    assert calls == []

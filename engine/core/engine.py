@@ -1,11 +1,14 @@
-"""The continuous-batching engine: a fixed set of slots, a FIFO queue, one model call a step.
+"""The continuous-batching engine: a fixed set of slots, a waiting queue (first come, first
+served; by priority where requests have one), one model call a step.
 
 NOTE: each step admits waiting requests *before* the model call (refill, then call,
 then evict), so a slot freed at the end of step k is already busy at step k + 1 and no
-slot sits empty during a model call while work waits. Static batching (the seeds'
-Part 1) differs in one place: it admits only into an empty batch.
+slot sits empty during a model call while work waits. Static batching (the seeds' Part 1:
+the four problem statements the project grew out of, `engine/__init__.py`) differs in one
+place, `_may_admit` (below): it admits only into an empty batch.
 
-One step, in the contract's order (docs/conventions.md):
+One step, in the contract's order (docs/conventions.md, the project's answers to the
+questions the seeds leave open):
   1. cancellations asked for since the last step take effect; arrivals join the queue
      (a request with max_tokens == 0 finishes here, without a slot);
   2. admit into free slots, lowest id first;
@@ -284,6 +287,11 @@ class BatchInferenceEngine(EngineHooks):
         prompt = tuple(seq.tokens[: seq.prompt_len])
         info = RequestInfo(seq.request_id, prompt, seq.max_tokens, seq.stop_sequences, seq.priority)
         seq.log_index = self.event_log.arrive(self.clock, info)
+
+    def _may_admit(self, running: int) -> bool:
+        """Whether waiting requests may take free slots now, with `running` rows in the batch: the one
+        place where static and continuous batching differ (a hook: the zoo varies it)."""
+        return self.batching == "continuous" or running == 0  # static batching: only into an empty batch
 
     def _schedule(self) -> Plan:
         """Phase 2: free slots are filled from the head of the queue (static batching: only an empty

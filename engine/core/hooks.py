@@ -5,7 +5,8 @@ engine asks, then acts itself. Each runs once per request or once per step, neve
 token, so the hot path pays nothing for them. `engine/practice/zoo.py` subclasses the
 engine and overrides exactly one hook per classic mistake (a test holds it to that).
 
-The last four are asked by the KV-cache scheduler (`memory_scheduler.py`), only when a row
+One more, `_may_admit`, is the engine's own (`engine.py`), since it is where static and
+continuous batching differ. The last four are asked by the KV-cache scheduler (`memory_scheduler.py`), only when a row
 is preempted or a request with blocks is cancelled (docs/conventions.md, "Memory").
 """
 
@@ -35,10 +36,6 @@ class EngineHooks:
     def _limit(self, max_tokens: int, prompt_len: int) -> int:
         """Generated tokens after which the row stops (at submission)."""
         return max_tokens  # generated tokens only
-
-    def _may_admit(self, running: int) -> bool:
-        """Whether waiting requests may take free slots now, with `running` rows in the batch."""
-        return self.batching == "continuous" or running == 0  # static batching: only into an empty batch
 
     def _stop_state_at_admission(self, seq: Sequence, previous: Sequence | None) -> int:
         """The stop matcher's state a request starts from; `previous` last held its slot."""

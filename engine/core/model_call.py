@@ -1,4 +1,4 @@
-"""One model call: build the batch view from the slot table, call, check the answer.
+"""One model call: send the batch view (which the engine builds from the slot table), check the answer.
 
 Nothing here changes a row, so a failed or wrong answer leaves the engine as it was.
 """

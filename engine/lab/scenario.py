@@ -85,7 +85,7 @@ def load_scenario(path: str | Path) -> Scenario:
 
 
 def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario") -> Scenario:
-    """Check every field, then the run's worst case against the limits (engine/limits.py)."""
+    """Check every field, then the run's worst case against the limits (engine/lab/limits.py)."""
     if len(text) > MAX_FILE_BYTES:
         raise ScenarioError(f"{source}: the text is larger than the limit of {MAX_FILE_BYTES / 2**20:g} MB")
     try:
@@ -182,7 +182,7 @@ def _request(t: Table, model: ModelConfig) -> RequestSpec:
     spec = RequestSpec(
         request_id=request_id,
         prompt=t.tokens("prompt"),
-        max_tokens=t.int("max_tokens", minimum=0),  # the work check (engine/limits.py) bounds it
+        max_tokens=t.int("max_tokens", minimum=0),  # the work check (engine/lab/limits.py) bounds it
         stop_sequences=t.stop_sequences("stop_sequences"),
         arrival_step=t.int("arrival_step", None, minimum=0, maximum=MAX_ARRIVAL_STEP),
         cancel_step=t.int("cancel_step", None, minimum=0, maximum=MAX_ARRIVAL_STEP),

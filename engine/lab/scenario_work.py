@@ -1,4 +1,4 @@
-"""How much work a scenario asks for: its worst case, checked against `engine/limits.py`
+"""How much work a scenario asks for: its worst case, checked against `engine/lab/limits.py`
 before it runs, so a file or a URL can never start a run without bound.
 
     x.toml: requests[0].max_tokens: 1,000,000,000,000 lets the run generate up to
