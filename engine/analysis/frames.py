@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.events import NONE, EventKind
+from ..core.events import ABSENT, EventKind
 from ..core.stops import NO_MATCH, stop_matcher
 from .colours import colours
 from .kv_frames import kv_section, prefill_records
@@ -70,7 +70,7 @@ def encode(replay: Replay, captions: dict[int, str] | None = None) -> dict:
         "preempted": [[int(requests[i]), int(steps[i])] for i in np.flatnonzero(kinds == EventKind.PREEMPT)],
         "busy": busy,
         "calls": _calls(log, steps, kinds),
-        "faults": sorted({int(steps[i]) for i in np.flatnonzero(kinds == EventKind.ERROR) if requests[i] == NONE}),
+        "faults": sorted({int(steps[i]) for i in np.flatnonzero(kinds == EventKind.ERROR) if requests[i] == ABSENT}),
         "prefills": prefill_records(log, steps, kinds, requests),
         **({"kv": kv} if kv is not None else {}),
         "words": {str(token): word for token, word in log.vocabulary.items()},
@@ -95,7 +95,7 @@ def _occupancy(replay: Replay) -> list[list[int]]:
     """Every stretch a request held a slot, with how it ended (see the module docstring)."""
     log, out = replay.log, []
     kinds, slots = (np.frombuffer(c, dt) for c, dt in ((log.kind, np.int8), (log.slot, np.int32)))
-    leaves = np.flatnonzero(((kinds == EventKind.EVICT) | (kinds == EventKind.PREEMPT)) & (slots != NONE)).tolist()
+    leaves = np.flatnonzero(((kinds == EventKind.EVICT) | (kinds == EventKind.PREEMPT)) & (slots != ABSENT)).tolist()
     left_early = {(log.slot[i], log.request[i], log.step[i]) for i in leaves}
     for slot, held in enumerate(replay.occupancies()):
         for o in held:

@@ -47,7 +47,7 @@ def format_seconds(value: float | None) -> str:
 
 
 def prompt_lengths(log: EventLog) -> np.ndarray:
-    """Each request's prompt length, by request index, and 0 for NONE (index -1)."""
+    """Each request's prompt length, by request index, and 0 for ABSENT (index -1)."""
     return np.array([len(info.prompt) for info in log.requests] + [0], dtype=np.int64)
 
 

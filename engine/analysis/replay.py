@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from ..core.event_log import EventLog
-from ..core.events import NONE, EventKind
+from ..core.events import ABSENT, EventKind
 from .kv_replay import KVReplay
 from .step_counts import StepCounts
 
@@ -223,7 +223,7 @@ def _occupancies(log: EventLog, steps, kinds, slots, requests):
     calls = set(steps[kinds == EventKind.MODEL_CALL].tolist())
     call_index = {int(steps[i]): int(i) for i in np.flatnonzero(kinds == EventKind.MODEL_CALL)}
     leaves = (kinds == EventKind.EVICT) | (kinds == EventKind.PREEMPT)
-    for i in np.flatnonzero(((kinds == EventKind.ADMIT) | leaves) & (slots != NONE)).tolist():
+    for i in np.flatnonzero(((kinds == EventKind.ADMIT) | leaves) & (slots != ABSENT)).tolist():
         slot, step = int(slots[i]), int(steps[i])
         if kinds[i] == EventKind.ADMIT:
             open_since[slot] = (int(requests[i]), step)
@@ -247,7 +247,7 @@ def _queue_intervals(steps, kinds, slots, requests):
     open_wait: dict[int, list[int]] = {}
     front = 0
     joins = (kinds == EventKind.ARRIVE) | (kinds == EventKind.PREEMPT)
-    leaves = (kinds == EventKind.ADMIT) | ((kinds == EventKind.EVICT) & (slots == NONE))
+    leaves = (kinds == EventKind.ADMIT) | ((kinds == EventKind.EVICT) & (slots == ABSENT))
     for i in np.flatnonzero(joins | leaves).tolist():
         request, step = int(requests[i]), int(steps[i])
         if joins[i]:

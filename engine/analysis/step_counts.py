@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.events import NONE, EventKind
+from ..core.events import ABSENT, EventKind
 
 if TYPE_CHECKING:
     from .replay import Replay
@@ -93,7 +93,7 @@ def _nobody_leaves_holding_blocks(replay: Replay, kinds: np.ndarray, kv) -> bool
     """Every request has given back all its blocks by the first step it no longer holds its slot."""
     log = replay.log
     slots = np.frombuffer(log.slot, np.int32)
-    leaves = np.flatnonzero(((kinds == EventKind.EVICT) | (kinds == EventKind.PREEMPT)) & (slots != NONE))
+    leaves = np.flatnonzero(((kinds == EventKind.EVICT) | (kinds == EventKind.PREEMPT)) & (slots != ABSENT))
     for i in leaves.tolist():
         step = log.step[i]
         gone = step if i < kv.cut(step) else step + 1  # seen by that step's model call, or the next's

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .events import NONE, EventKind, mask_tuple
+from .events import ABSENT, EventKind, mask_tuple
 from .request import FinishReason
 
 COLUMNS = [
@@ -88,8 +88,8 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
         {
             "step": step,
             "kind": pd.Categorical.from_codes(kind, categories=KIND_LABELS),
-            "slot": _int_column(slot, slot != NONE),
-            "request_id": ids[np.where(request == NONE, len(log.requests), request)],
+            "slot": _int_column(slot, slot != ABSENT),
+            "request_id": ids[np.where(request == ABSENT, len(log.requests), request)],
             "token": _int_column(a, is_[EventKind.EMIT]),
             "position": _int_column(step - b, is_[EventKind.EMIT]),
             "rows": _int_column(a, is_[EventKind.MODEL_CALL]),

@@ -32,7 +32,7 @@ from .block_manager import BlockManager
 from .config import EngineConfig
 from .errors import CallbackError, ModelError
 from .event_log import EventLog
-from .events import NONE, EventKind, RequestInfo
+from .events import ABSENT, EventKind, RequestInfo
 from .hooks import EngineHooks
 from .memory_scheduler import MemoryScheduler
 from .model_call import call_model
@@ -309,17 +309,18 @@ class BatchInferenceEngine(EngineHooks):
         if plan.grown:  # SPEED: decoding rows' new blocks, a column at a time
             log.kv_allocs(step, *plan.grown)
         events = []  # (kind, slot, request, a): SPEED, written a column at a time below
-        for what, seq, slot, value in plan.actions:
-            if what == "admit":  # value: the blocks it takes (none without a KV pool)
+        for action in plan.actions:
+            seq, slot = action.seq, action.slot
+            if action.kind is EventKind.ADMIT:
                 events.append((EventKind.ADMIT, slot, seq.log_index, 0))
-                events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in value])
+                events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in action.blocks])
                 if not seq.generated:  # readmitted after a preemption, it keeps its stop-matching state
                     seq.stop_state = self._stop_state_at_admission(seq, scheduler.previous[slot])
-            elif what == "alloc":  # value: the blocks a running row takes
-                events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in value])
-            else:  # "preempt" (value: its blocks freed): back to the front of the queue, to recompute its tokens
+            elif action.kind is EventKind.KV_ALLOC:  # a running row's new blocks
+                events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in action.blocks])
+            else:  # PREEMPT: back to the front of the queue, to recompute its tokens
                 events.append((EventKind.PREEMPT, slot, seq.log_index, len(seq.tokens)))
-                events.append((EventKind.KV_FREE, slot, seq.log_index, value))
+                events.append((EventKind.KV_FREE, slot, seq.log_index, action.freed))
                 self._preempted_at = step
         log.extend(step, events)
         return plan
@@ -349,7 +350,7 @@ class BatchInferenceEngine(EngineHooks):
         try:
             tokens = call_model(self._call, step, rows, batch.prefixes, config.batch_size, config.padded)
         except Exception as exc:
-            log.error(step, NONE, NONE, str(exc))
+            log.error(step, ABSENT, ABSENT, str(exc))
             raise
         log.model_call(step, config.batch_size if config.padded else len(rows), batch.mask, prefill)
         return tokens
@@ -362,7 +363,7 @@ class BatchInferenceEngine(EngineHooks):
         """
         log, step = self.event_log, self.clock
         if plan.work:
-            self._scheduler.computed(plan, step)
+            self._scheduler.advance_prefills(plan, step)
             log.prefills(step, plan.work)
         ordered = self._answer_order(batch.rows)
         if ordered is not batch.rows:
@@ -394,7 +395,7 @@ class BatchInferenceEngine(EngineHooks):
     def _finish(self, seq: Sequence, reason: FinishReason) -> list[tuple[int, int, int, int]]:
         """Evict (freeing its slot, if any) and queue its callback, exactly once. Returns the events
         for the caller to log, each (kind, slot, request, a): its evict, then its kv_free if it held blocks."""
-        slot = NONE if seq.slot is None else seq.slot
+        slot = ABSENT if seq.slot is None else seq.slot
         events = [(EventKind.EVICT, slot, seq.log_index, reason)]
         seq.finish_reason = reason
         self._streams -= seq.on_token is not None

@@ -11,7 +11,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 
 from .config import EngineConfig
-from .events import NONE, Event, EventKind, RequestInfo, mask_tuple
+from .events import ABSENT, Event, EventKind, RequestInfo, mask_tuple
 from .jsonl import dump_jsonl, load_jsonl
 from .request import FinishReason
 
@@ -47,7 +47,7 @@ class EventLog:
         index = len(self.requests)
         self.requests.append(info)
         self.request_index[info.request_id] = index
-        self.append(step, EventKind.ARRIVE, NONE, index)
+        self.append(step, EventKind.ARRIVE, ABSENT, index)
         return index
 
     def emits(self, step: int, slots: array, requests: array, tokens: array, starts: array) -> None:
@@ -104,7 +104,7 @@ class EventLog:
 
     def model_call(self, step: int, rows: int, active_mask: int, prefill_tokens: int | None = None) -> None:
         self.blobs.append(active_mask if prefill_tokens is None else (active_mask, prefill_tokens))
-        self.append(step, EventKind.MODEL_CALL, NONE, NONE, rows, len(self.blobs) - 1)
+        self.append(step, EventKind.MODEL_CALL, ABSENT, ABSENT, rows, len(self.blobs) - 1)
 
     def call_mask(self, blob: int) -> tuple[int, int | None]:
         """A model call's (active mask bits, prefill tokens or None), from its blob index."""
@@ -138,7 +138,7 @@ class EventLog:
         return range(bisect_left(self.step, step), bisect_right(self.step, step))
 
     def request_id(self, index: int) -> str | None:
-        return None if index == NONE else self.requests[index].request_id
+        return None if index == ABSENT else self.requests[index].request_id
 
     def __getitem__(self, i: int) -> Event:
         kind = EventKind(self.kind[i])
@@ -166,7 +166,7 @@ class EventLog:
             fields = {"blocks": a}
         elif kind is EventKind.PREEMPT:
             fields = {"recompute": a}
-        return Event(self.step[i], kind.label, None if slot == NONE else slot, self.request_id(request), **fields)
+        return Event(self.step[i], kind.label, None if slot == ABSENT else slot, self.request_id(request), **fields)
 
     def _stop_sequence(self, request: int, index: int) -> tuple[int, ...]:
         if index == -1:

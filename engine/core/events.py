@@ -45,7 +45,7 @@ from .request import FinishReason
 
 FORMAT = "continuous-batching-lab/event-log"
 VERSION = 1
-NONE = -1  # stands for "no slot" / "no request" in the int columns
+ABSENT = -1  # an int column's "no slot" / "no request" (the JSONL and the Event say None)
 
 
 class EventKind(IntEnum):

@@ -16,7 +16,7 @@ import re
 from dataclasses import asdict
 
 from .config import KV_POLICIES, EngineConfig
-from .events import FORMAT, KIND_BY_LABEL, NONE, REASON_BY_LABEL, VERSION, EventKind, RequestInfo, mask_bits
+from .events import ABSENT, FORMAT, KIND_BY_LABEL, REASON_BY_LABEL, VERSION, EventKind, RequestInfo, mask_bits
 from .validation import (
     INT64_MAX,
     INT64_MIN,
@@ -198,10 +198,10 @@ class _Structure:
         i = len(log) - 1
         kind, slot, request = EventKind(log.kind[i]), log.slot[i], log.request[i]
         name = log.request_id(request)
-        if request != NONE and request in self.done and kind not in (EventKind.ERROR, EventKind.KV_FREE):
+        if request != ABSENT and request in self.done and kind not in (EventKind.ERROR, EventKind.KV_FREE):
             raise line.fail("request_id", f"{name} was already delivered")
         if kind is EventKind.ADMIT:
-            if slot == NONE or slot in self.owner:
+            if slot == ABSENT or slot in self.owner:
                 raise line.fail("slot", "an admission needs a free slot")
             if request in self.admitted:
                 raise line.fail("request_id", f"{name} is admitted twice")
@@ -215,7 +215,7 @@ class _Structure:
             if self.call_mask.bit_count() > self.call_rows_left:
                 raise line.fail("rows", "must count every active row of the mask")
         elif kind in (EventKind.PREEMPT, EventKind.PREFILL, EventKind.KV_ALLOC):
-            if slot == NONE or self.owner.get(slot) != request:
+            if slot == ABSENT or self.owner.get(slot) != request:
                 raise line.fail("slot", f"{name} does not hold this slot")
             if kind is EventKind.PREEMPT:  # it leaves its slot and may be admitted again
                 del self.owner[slot], self.slot_of[request]
@@ -233,7 +233,7 @@ class _Structure:
             self.held.pop(request, None)
             self.block_owner = {b: r for b, r in self.block_owner.items() if r != request}
         elif kind in (EventKind.EMIT, EventKind.STOP_MATCH):
-            if slot == NONE or self.owner.get(slot) != request:
+            if slot == ABSENT or self.owner.get(slot) != request:
                 raise line.fail("slot", f"{name} does not hold this slot")
             if kind is EventKind.EMIT:
                 if self.call_step != log.step[i]:
@@ -246,9 +246,9 @@ class _Structure:
                     raise line.fail("position", f"expected position {self.emitted.get(request, 0)} for {name}")
                 self.emitted[request] = position + 1
         elif kind is EventKind.EVICT:
-            if slot != self.slot_of.get(request, NONE):  # NONE: it must hold no slot
+            if slot != self.slot_of.get(request, ABSENT):  # ABSENT: it must hold no slot
                 raise line.fail("slot", f"{name} is evicted from a slot it does not hold")
-            if slot != NONE:
+            if slot != ABSENT:
                 del self.owner[slot], self.slot_of[request]
             self.done.add(request)
 
@@ -259,7 +259,7 @@ def _load_event(log, line: _Line) -> None:
     if len(log) and step < log.step[-1]:
         raise line.fail("step", f"steps must not go back (previous event is at step {log.step[-1]})")
     slot = line.int("slot", optional=True, minimum=0, maximum=MAX_STEP)
-    slot = NONE if slot is None else slot
+    slot = ABSENT if slot is None else slot
     if slot >= log.config.batch_size:
         raise line.fail("slot", f"must be below batch_size {log.config.batch_size}")
     if kind is EventKind.ARRIVE:
@@ -271,13 +271,13 @@ def _load_event(log, line: _Line) -> None:
         info = RequestInfo(request_id, line.tokens("prompt"), line.int("max_tokens", minimum=0), stops, priority)
         log.arrive(step, info)
         return
-    request = NONE
+    request = ABSENT
     if kind is not EventKind.MODEL_CALL:
         request_id = line.data.get("request_id")
         if request_id is not None:
             line.str("request_id")
-            request = log.request_index.get(request_id, NONE)
-            if request == NONE:
+            request = log.request_index.get(request_id, ABSENT)
+            if request == ABSENT:
                 raise line.fail("request_id", "names a request with no earlier arrive event")
         elif kind is not EventKind.ERROR:
             raise line.fail("request_id", "is required for this kind")

@@ -24,9 +24,10 @@ import math
 from operator import attrgetter
 
 from .block_manager import BlockManager
+from .events import EventKind
 from .hooks import EngineHooks
 from .request import FinishReason, Sequence, Status
-from .scheduler import NOTHING, Plan, Scheduler
+from .scheduler import NOTHING, Action, Plan, Scheduler
 
 SLOT, LOG_INDEX = attrgetter("slot"), attrgetter("log_index")
 
@@ -120,7 +121,8 @@ class MemoryScheduler(Scheduler):
         self.admissions += 1
         seq.admitted_at, seq.prefilling, seq.computed, seq.scheduled = self.admissions, True, 0, tokens
         self.prefilling.append(seq)
-        plan.actions.append(("admit", seq, seq.slot, blocks.allocate(seq, need) if blocks is not None and need else ()))
+        taken = blocks.allocate(seq, need) if blocks is not None and need else ()
+        plan.actions.append(Action(EventKind.ADMIT, seq, seq.slot, taken))
         self.left -= tokens
         plan.work.append(seq)
         return True
@@ -133,7 +135,7 @@ class MemoryScheduler(Scheduler):
             self._preempt(victim, plan)
             if victim is seq:
                 return False
-        plan.actions.append(("alloc", seq, seq.slot, self.blocks.allocate(seq, need)))
+        plan.actions.append(Action(EventKind.KV_ALLOC, seq, seq.slot, self.blocks.allocate(seq, need)))
         return True
 
     def _preempt(self, seq: Sequence, plan: Plan) -> None:
@@ -159,10 +161,10 @@ class MemoryScheduler(Scheduler):
         else:
             self.waiting.append(seq)
         self.num_waiting += 1
-        plan.actions.append(("preempt", seq, slot, freed))
+        plan.actions.append(Action(EventKind.PREEMPT, seq, slot, freed=freed))
         plan.preempted = True
 
-    def computed(self, plan: Plan, step: int) -> None:
+    def advance_prefills(self, plan: Plan, step: int) -> None:
         """After the step's model call: the work is done; rows whose prefill completed decode from now on."""
         paged = self.blocks is not None and not self.reserve
         size, needs_block_at = self.blocks.block_size if paged else 0, self.needs_block_at

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable
 
 from .event_log import EventLog
-from .events import NONE
+from .events import ABSENT
 from .request import Sequence
 
 
@@ -35,7 +35,7 @@ class Outbox:
                 function(value)
             except BaseException as exc:
                 what = "callback" if function is seq.callback else "on_token"
-                slot = NONE if seq.slot is None else seq.slot
+                slot = ABSENT if seq.slot is None else seq.slot
                 message = f"{what} of request {seq.request_id} raised {type(exc).__name__}: {exc}"
                 self._log.error(step, slot, seq.log_index, message)
                 if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: stop now, resume later

@@ -17,17 +17,28 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from .events import EventKind
 from .priority_queue import PriorityQueue
 from .request import Sequence, Status
+
+
+class Action(NamedTuple):
+    """One change a step makes to a request before its model call; the engine logs it as events."""
+
+    kind: EventKind  # ADMIT (into `slot`), KV_ALLOC (a running row's new blocks) or PREEMPT (out of `slot`)
+    seq: Sequence
+    slot: int  # the slot it holds (ADMIT, KV_ALLOC) or held (PREEMPT)
+    blocks: list[int] | tuple = ()  # ADMIT, KV_ALLOC: the KV block ids it takes (none without a KV pool)
+    freed: int = 0  # PREEMPT: how many blocks it gave back
 
 
 @dataclass
 class Plan:
     """What one step does before its model call."""
 
-    actions: list[tuple] = field(default_factory=list)  # in order, each (what, request, its slot then, ...):
-    # ("admit", seq, slot, block ids taken), ("alloc", seq, slot, block ids), ("preempt", seq, slot, blocks freed)
+    actions: list[Action] = field(default_factory=list)  # in order
     work: list[Sequence] = field(default_factory=list)  # rows prefilling this step (`scheduled` tokens each)
     grown: tuple | None = None  # decoding rows' new blocks, before `actions`: (slot ids, log indices, block ids)
     preempted: bool = False
@@ -41,9 +52,8 @@ NOTHING = Plan()  # a step with nothing to do before its model call (never chang
 
 
 class Scheduler:
-    prefilling: list[Sequence] = []  # rows part-way through a prefill (only with a token budget or a KV pool)
-
     def __init__(self, batch_size: int):
+        self.prefilling: list[Sequence] = []  # rows part-way through a prefill (only with a token budget or a KV pool)
         self.slots: list[Sequence | None] = [None] * batch_size
         self.previous: list[Sequence | None] = [None] * batch_size  # the last request each slot held
         self.free: list[int] = list(range(batch_size))  # heap of free slot ids
@@ -87,7 +97,7 @@ class Scheduler:
         plan = Plan()
         while self.free and (seq := self.head()) is not None:
             self.take_slot(seq)
-            plan.actions.append(("admit", seq, seq.slot, ()))
+            plan.actions.append(Action(EventKind.ADMIT, seq, seq.slot))
         return plan
 
     def batch_fills_at(self, now: int, fill_timeout: int) -> int:

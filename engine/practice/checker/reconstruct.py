@@ -16,7 +16,7 @@ import json
 
 from ...core.config import EngineConfig
 from ...core.event_log import EventLog
-from ...core.events import NONE, EventKind, RequestInfo, mask_bits
+from ...core.events import ABSENT, EventKind, RequestInfo, mask_bits
 from .cases import MAX_BATCH_SIZE, MAX_REQUESTS, Case
 from .rows import finish_reason, outputs, owner, slot_steps
 from .stuck import culprit, join, undelivered
@@ -74,7 +74,7 @@ def reconstruct(case: Case, trace: Trace) -> EventLog:
     for step, evicted, admitted, slots in slot_steps(case, trace, owned):
         for i, slot in evicted:  # slot None: delivered without ever holding one (max_tokens = 0, or never run)
             reason = finish_reason(case, i, delivered[i])
-            log.append(max(step - 1, 0), EventKind.EVICT, NONE if slot is None else slot, i, reason)
+            log.append(max(step - 1, 0), EventKind.EVICT, ABSENT if slot is None else slot, i, reason)
         if step == len(trace.calls):
             break
         for i, slot in admitted:
@@ -126,4 +126,4 @@ def ended_early(case: Case, trace: Trace) -> str:
 def _mark_the_end(log: EventLog, case: Case, trace: Trace) -> None:
     """An `error` event on the request the run failed on, at the last step: the log ends before the run did."""
     i = culprit(case, trace)
-    log.error(max(len(trace.calls) - 1, 0), NONE, 0 if i is None else i, ended_early(case, trace))
+    log.error(max(len(trace.calls) - 1, 0), ABSENT, 0 if i is None else i, ended_early(case, trace))
