@@ -15,9 +15,9 @@ a padded batch with a mask, streaming, cancellation); "the contract" is
 from .core.config import EngineConfig
 from .core.engine import BatchInferenceEngine
 from .core.errors import CallbackError, ModelError
-from .core.event_log import EventLog
-from .core.events import Event, EventKind
 from .core.generate import generate
+from .core.log.event_log import EventLog
+from .core.log.events import Event, EventKind
 from .core.models import BatchModel, MockModel, PaddedBatchModel, SimulatedLLM
 from .core.request import FinishReason, Request
 

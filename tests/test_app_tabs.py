@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.core.dataframe import KIND_LABELS, events_frame
+from engine.core.log.dataframe import KIND_LABELS, events_frame
 from tests.helpers import start_app
 from ui import palette
 from ui.batch_view import batch_table, batch_view

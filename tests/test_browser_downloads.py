@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from engine import EventLog
-from engine.core.dataframe import COLUMNS
+from engine.core.log.dataframe import COLUMNS
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
 from tests.browser_support import VIEWPORT, require_browser, screenshot, wait_until_idle

@@ -12,7 +12,7 @@ from engine.analysis.frames import AFTER_CALL, NEXT_STEP, encode, for_the_wire
 from engine.analysis.kv_frames import LowestFree, kv_section
 from engine.analysis.replay import Replay
 from engine.core.config import EngineConfig
-from engine.core.events import EventKind, RequestInfo
+from engine.core.log.events import EventKind, RequestInfo
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
 from tests.helpers import HashModel, ScriptModel

@@ -8,7 +8,7 @@ import streamlit
 from streamlit.testing.v1 import AppTest
 
 from engine import EventLog
-from engine.core.events import RequestInfo
+from engine.core.log.events import RequestInfo
 from engine.practice.checker import reconstruct as reconstruct_module
 from engine.practice.checker.cases import MAX_BUDGET, MAX_REQUESTS, Case, CaseRequest, fixed_cases
 from engine.practice.checker.driver import run_case

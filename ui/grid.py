@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.analysis.replay import Replay
-from engine.core.events import EventKind
+from engine.core.log.events import EventKind
 from ui import palette
 
 MAX_COLUMNS = 200  # steps shown at once, at most

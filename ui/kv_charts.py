@@ -15,7 +15,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from engine.analysis.metrics import format_seconds, token_gaps
-from engine.core.events import EventKind
+from engine.core.log.events import EventKind
 from ui.chart_parts import add_cursor, with_idle_stretches
 from ui.runs import Run
 

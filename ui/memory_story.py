@@ -18,7 +18,7 @@ from dataclasses import replace
 from engine.analysis.memory_narration import before_call, prefilled, taken_blocks
 from engine.analysis.narration import plural, tokens_text
 from engine.analysis.replay import Replay
-from engine.core.events import EventKind
+from engine.core.log.events import EventKind
 
 Held = dict[str, list[int]]  # request id -> the tokens the engine holds for it
 

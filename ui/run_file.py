@@ -29,7 +29,7 @@ import numpy as np
 
 from engine import EventLog
 from engine.core.config import EngineConfig
-from engine.core.events import RequestInfo
+from engine.core.log.events import RequestInfo
 
 FORMAT = "continuous-batching-lab/run/1"
 COLUMNS = {"step": "i", "kind": "b", "slot": "i", "request": "i", "a": "q", "b": "i"}  # name -> array typecode

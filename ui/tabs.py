@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.core.dataframe import KIND_LABELS, events_frame
+from engine.core.log.dataframe import KIND_LABELS, events_frame
 from engine.lab.compare import COMPARED, MEMORY_COMPARED, continuous_speedup, memory_speedups
 from ui import palette
 from ui.runs import Run, comparison

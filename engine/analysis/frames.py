@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.events import ABSENT, EventKind
+from ..core.log.events import ABSENT, EventKind
 from ..core.stops import NO_MATCH, stop_matcher
 from .colours import colours
 from .kv_frames import kv_section, prefill_records

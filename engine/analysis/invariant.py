@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.event_log import EventLog
+from ..core.log.event_log import EventLog
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,8 @@ import heapq
 
 import numpy as np
 
-from ..core.event_log import EventLog
-from ..core.events import EventKind
+from ..core.log.event_log import EventLog
+from ..core.log.events import EventKind
 from .metrics import before_the_call
 
 

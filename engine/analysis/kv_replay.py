@@ -13,8 +13,8 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
-from ..core.event_log import EventLog
-from ..core.events import EventKind
+from ..core.log.event_log import EventLog
+from ..core.log.events import EventKind
 
 
 def grouped(mask: np.ndarray, requests: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..core.events import Event
+from ..core.log.events import Event
 from .replay import SlotState
 from .wording import MAX_NAMES, names
 

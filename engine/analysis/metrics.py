@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.event_log import EventLog
-from ..core.events import EventKind
+from ..core.log.event_log import EventLog
+from ..core.log.events import EventKind
 from ..core.request import FinishReason
 
 

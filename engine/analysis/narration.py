@@ -9,7 +9,7 @@ cancellations, arrivals, admissions, the model call, then each row's token and f
 
 from __future__ import annotations
 
-from ..core.events import Event, mask_tuple
+from ..core.log.events import Event, mask_tuple
 from . import memory_narration
 from .replay import Replay
 from .step_events import StepEvents

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.events import EventKind
+from ..core.log.events import EventKind
 from .narration import narrate, tokens_text
 from .replay import Replay
 from .wording import names

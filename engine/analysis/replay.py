@@ -19,8 +19,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ..core.event_log import EventLog
-from ..core.events import ABSENT, EventKind
+from ..core.log.event_log import EventLog
+from ..core.log.events import ABSENT, EventKind
 from .kv_replay import KVReplay
 from .step_counts import StepCounts
 

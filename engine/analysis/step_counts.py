@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.events import ABSENT, EventKind
+from ..core.log.events import ABSENT, EventKind
 
 if TYPE_CHECKING:
     from .replay import Replay

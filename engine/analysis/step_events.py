@@ -8,7 +8,7 @@ without the block table of each (`replay[step]` builds both).
 
 from __future__ import annotations
 
-from ..core.events import Event, EventKind
+from ..core.log.events import Event, EventKind
 from .replay import Replay, SlotState
 
 EMIT, STOP_MATCH, KV_ALLOC, MODEL_CALL = EventKind.EMIT, EventKind.STOP_MATCH, EventKind.KV_ALLOC, EventKind.MODEL_CALL

@@ -31,9 +31,9 @@ from typing import NamedTuple
 from .block_manager import BlockManager
 from .config import EngineConfig
 from .errors import CallbackError, ModelError
-from .event_log import EventLog
-from .events import ABSENT, EventKind, RequestInfo
 from .hooks import EngineHooks
+from .log.event_log import EventLog
+from .log.events import ABSENT, EventKind, RequestInfo
 from .memory_scheduler import MemoryScheduler
 from .model_call import call_model
 from .models import model_caller

@@ -24,8 +24,8 @@ import math
 from operator import attrgetter
 
 from .block_manager import BlockManager
-from .events import EventKind
 from .hooks import EngineHooks
+from .log.events import EventKind
 from .request import FinishReason, Sequence, Status
 from .scheduler import NOTHING, Action, Plan, Scheduler
 

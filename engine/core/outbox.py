@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from .event_log import EventLog
-from .events import ABSENT
+from .log.event_log import EventLog
+from .log.events import ABSENT
 from .request import Sequence
 
 

@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .events import EventKind
+from .log.events import EventKind
 from .priority_queue import PriorityQueue
 from .request import Sequence, Status
 

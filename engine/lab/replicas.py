@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..analysis.metrics import request_metrics
 from ..core.engine import BatchInferenceEngine
-from ..core.events import EventKind
+from ..core.log.events import EventKind
 from .limits import MAX_REPLICA_STEPS
 from .scenario_types import ReplicaConfig, Scenario
 from .scenario_work import check_work

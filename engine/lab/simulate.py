@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from ..core.engine import BatchInferenceEngine
 from ..core.errors import ModelError
-from ..core.event_log import EventLog
+from ..core.log.event_log import EventLog
 from ..core.models import ScriptedLLM, SimulatedLLM
 from .answer_model import AnswerLengthLLM
 from .limits import MAX_EVENTS, MAX_STEPS

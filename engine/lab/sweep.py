@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..analysis.hardware import cost_model
 from ..analysis.metrics import CostModel, summary
 from ..core.engine import BatchInferenceEngine
-from ..core.event_log import EventLog
+from ..core.log.event_log import EventLog
 from .limits import LIMITS, MAX_SWEEP_RUNS, Work, check_batch_sizes
 from .scenario_types import Scenario
 from .scenario_work import check_work

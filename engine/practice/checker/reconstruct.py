@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 
 from ...core.config import EngineConfig
-from ...core.event_log import EventLog
-from ...core.events import ABSENT, EventKind, RequestInfo, mask_bits
+from ...core.log.event_log import EventLog
+from ...core.log.events import ABSENT, EventKind, RequestInfo, mask_bits
 from .cases import MAX_BATCH_SIZE, MAX_REQUESTS, Case
 from .rows import finish_reason, outputs, owner, slot_steps
 from .stuck import culprit, join, undelivered

@@ -15,9 +15,8 @@ import json
 import re
 from dataclasses import asdict
 
-from .config import KV_POLICIES, EngineConfig
-from .events import ABSENT, FORMAT, KIND_BY_LABEL, REASON_BY_LABEL, VERSION, EventKind, RequestInfo, mask_bits
-from .validation import (
+from ..config import KV_POLICIES, EngineConfig
+from ..validation import (
     INT64_MAX,
     INT64_MIN,
     MAX_ENGINE_BATCH_SIZE,
@@ -34,6 +33,7 @@ from .validation import (
     parse_text,
     shorten,
 )
+from .events import ABSENT, FORMAT, KIND_BY_LABEL, REASON_BY_LABEL, VERSION, EventKind, RequestInfo, mask_bits
 
 WORD_KEY = re.compile(r"-?[0-9]{1,19}")  # a vocabulary key: a token id, as JSON object keys are strings
 MAX_WORD = 200  # characters in one vocabulary word

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..request import FinishReason
 from .events import ABSENT, EventKind, mask_tuple
-from .request import FinishReason
 
 COLUMNS = [
     "step",

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from .request import FinishReason
+from ..request import FinishReason
 
 FORMAT = "continuous-batching-lab/event-log"
 VERSION = 1

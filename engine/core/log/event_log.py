@@ -10,10 +10,10 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 
-from .config import EngineConfig
+from ..config import EngineConfig
+from ..request import FinishReason
 from .events import ABSENT, Event, EventKind, RequestInfo, mask_tuple
 from .jsonl import dump_jsonl, load_jsonl
-from .request import FinishReason
 
 
 class EventLog:
