@@ -187,6 +187,18 @@ def test_an_expander_whose_prediction_is_checked_opens_at_the_first_click(page, 
     assert page.locator("[data-testid='stExpander'] details[open] summary").filter(has_text="The running table").count()
 
 
+def test_a_view_beside_a_lesson_is_drawn_when_its_expander_is_opened_with_one_click(page, url):
+    """8.5's sweep is drawn only while its expander is open (ui/lesson_extras.py): closed while the
+    predictions are open, nothing of it is on the page; one click opens it and draws the chart."""
+    open_app(page, url, "?lesson=8.5")
+    summary = page.locator("[data-testid='stExpander'] summary").filter(has_text="Throughput and latency")
+    summary.wait_for(timeout=60_000)
+    wait_until_idle(page)
+    assert page.locator(".js-plotly-plot").count() == 0
+    summary.click()
+    page.locator("[data-testid='stExpander'] details[open] .js-plotly-plot").wait_for(timeout=60_000)
+
+
 def clipped_cells(page) -> int:
     """Cells of the stage whose id or token is cut (wider than the cell shows)."""
     return stage_eval(
