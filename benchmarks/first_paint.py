@@ -32,27 +32,37 @@ PAINTED = f"""([limit, selector]) => new Promise((done, fail) => {{
 }})"""
 
 
-def first_paints(
-    url: str, queries: list[str], repeats: int = 3, limit: float = 120.0, selector: str | None = None
-) -> dict[str, list[float]]:
-    """Seconds to the first painted grid (or `selector`), `repeats` fresh pages per query (`lesson=1.1`)."""
-    paints: dict[str, list[float]] = {}
+def paints_in(browser, url: str, query: str, repeats: int = 3, limit: float = 120.0, selector: str | None = None):
+    """Seconds to the first painted grid (or `selector`), `repeats` fresh pages of `url`/?`query` in `browser`."""
+    paints = []
+    for _ in range(repeats):
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{url}/?{query}", wait_until="commit")
+        paints.append(page.evaluate(PAINTED, [limit, selector]))
+        page.close()
+    return paints
+
+
+def first_paints(url: str, queries: list[str], repeats: int = 3, limit: float = 120.0) -> dict[str, list[float]]:
+    """`paints_in` a Chromium of its own, for each query (`lesson=1.1`)."""
     with sync_playwright() as playwright:
         browser = launch(playwright)
-        for query in queries:
-            for _ in range(repeats):
-                page = browser.new_page(viewport=VIEWPORT)
-                page.goto(f"{url}/?{query}", wait_until="commit")
-                paints.setdefault(query, []).append(page.evaluate(PAINTED, [limit, selector]))
-                page.close()
+        paints = {query: paints_in(browser, url, query, repeats, limit) for query in queries}
         browser.close()
     return paints
 
 
-def floor_paints(repeats: int = 3, limit: float = 120.0) -> list[float]:
-    """Seconds to the painted title of a page that is only `st.title` (its server warmed by one visit)."""
+def floor_paints(browser=None, repeats: int = 3, limit: float = 120.0) -> list[float]:
+    """Seconds to the painted title of a page that is only `st.title` (its server warmed by one
+    visit), in `browser` or a Chromium of its own."""
     with tempfile.TemporaryDirectory(prefix="cbl-floor-") as folder:
         app = Path(folder) / "floor.py"
         app.write_text(FLOOR_APP)
         with streamlit_server(app=app) as url:
-            return first_paints(url, [""], repeats + 1, limit, selector="h1")[""][1:]
+            if browser is not None:
+                return paints_in(browser, url, "", repeats + 1, limit, selector="h1")[1:]
+            with sync_playwright() as playwright:
+                own = launch(playwright)
+                paints = paints_in(own, url, "", repeats + 1, limit, selector="h1")[1:]
+                own.close()
+            return paints

@@ -5,9 +5,10 @@
 Serves the app on localhost and measures, in the page itself (requestAnimationFrame and
 performance.now, so Playwright's own latency is not counted):
 
-1. first paint: from `page.goto` of the default scenario to the stage's first coloured cell
-   (median of 3 fresh sessions), beside Streamlit's own floor: the same wait for the title
-   of a page that is only `st.title` (most of the first paint is Streamlit starting up);
+1. first paint: from the navigation to the default scenario's stage's first painted cell
+   (`benchmarks/first_paint.py`, median of 3 fresh sessions), beside Streamlit's own floor: the
+   same wait for the title of a page that is only `st.title` (most of the first paint is
+   Streamlit starting up);
 2. payload: the largest websocket message while the 64-slot anyscale-cap1536
    run opens (its frames), and the JSON size of those frames;
 3. playback at 30 and 60 steps/s on part2-slot-refill (4 steps: played over and over) and
@@ -25,12 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from benchmarks.first_paint import floor_paints, paints_in
 from engine.analysis.frames import encode, for_the_wire
 from engine.analysis.replay import Replay
 from engine.lab.scenario import resolve_scenario
@@ -95,26 +95,6 @@ JUMP = f"""async (n) => {{
 }}"""
 
 
-def first_paint(browser, url: str, shown: str = ".stage .grid .cell[class*=' k']") -> float:
-    page = browser.new_page(viewport=VIEWPORT)
-    start = time.perf_counter()
-    page.goto(url)
-    page.wait_for_selector(shown, timeout=60_000)
-    elapsed = time.perf_counter() - start
-    page.close()
-    return elapsed
-
-
-def streamlit_floor(browser) -> list[float]:
-    """First paint of a page that is only a title: what any Streamlit app costs to start."""
-    with tempfile.TemporaryDirectory() as folder:
-        app = Path(folder) / "floor.py"
-        app.write_text('import streamlit as st\n\nst.title("floor")\n')
-        with streamlit_server(app=app) as url:
-            first_paint(browser, url, "h1")
-            return [first_paint(browser, url, "h1") for _ in range(3)]
-
-
 def playback(page, url: str, query: str, speed: float, seconds: float, loop: bool) -> dict:
     open_app(page, url, query)
     return page.evaluate(PLAY, [speed, seconds * 1000, loop])
@@ -130,9 +110,8 @@ def main() -> None:
     encoding = time.perf_counter() - start
     with sync_playwright() as playwright, streamlit_server() as url:
         browser = launch(playwright)
-        floor = streamlit_floor(browser)
-        first_paint(browser, url)  # the server's first run of the scenario (not a user's first paint)
-        paints = [first_paint(browser, url) for _ in range(3)]
+        floor = floor_paints(browser)
+        paints = paints_in(browser, url, "", 4)[1:]  # (the first: the server's first run, not a user's paint)
 
         page = browser.new_page(viewport=VIEWPORT)
         sizes: list[int] = []

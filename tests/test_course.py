@@ -57,6 +57,7 @@ def test_the_course_starts_with_the_seeds_and_numbers_its_lessons():
     assert COURSE.lesson("3.2").name == "stop-sequences" and COURSE.lesson("stop-sequences").number == "3.2"
     assert COURSE.following("part1-basic-batch").name == "part2-slot-refill"
     assert COURSE.following(COURSE.lessons[-1].name) is None
+    assert COURSE.following("my-upload.toml") is None  # (an uploaded file has no next lesson)
     assert COURSE.lesson("nope") is None and COURSE.lesson("9.9") is None
 
 

@@ -23,6 +23,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
+from engine.lab.shared_cache import KeyLocks
+
 SETTLE_AFTER_S = 1.0  # the page that made a run is drawn before the collection holds the interpreter lock
 _settling = threading.Lock()  # held while a collection is due: several new runs share one
 
@@ -50,7 +52,7 @@ class SizedCache:
         self.long_lived = long_lived
         self._entries: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
         self._lock = threading.Lock()
-        self._making: dict[Hashable, threading.Lock] = {}  # one lock per entry being computed
+        self._making = KeyLocks()  # one lock per entry being computed
 
     @property
     def total_bytes(self) -> int:
@@ -65,21 +67,15 @@ class SizedCache:
         hit = self._lookup(key)
         if hit is not None:
             return hit[0]
-        with self._lock:
-            making = self._making.setdefault(key, threading.Lock())
-        with making:
+        with self._making.held(key):
             hit = self._lookup(key)  # made by another session meanwhile
             if hit is not None:
                 return hit[0]
-            try:
-                value = make()
-            finally:
-                with self._lock:
-                    self._making.pop(key, None)
+            value = make()
             self._store(key, value, size_of(value))
-            if self.long_lived:
-                _settle_soon()
-            return value
+        if self.long_lived:
+            _settle_soon()
+        return value
 
     def clear(self) -> None:
         with self._lock:

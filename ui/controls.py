@@ -31,7 +31,7 @@ def reset_to_own_settings() -> None:
 
 def next_lesson_ui(name: str, place) -> None:
     """The `next_lesson` button (in `place`): on to the next lesson, or disabled after the last."""
-    following = course().following(name) if course().lesson(name) is not None else None
+    following = course().following(name)
     place.button(
         f"Next lesson: {following.number}" if following else "Course complete",
         help=f"{following.label}" if following else "This was the last lesson.",

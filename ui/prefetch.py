@@ -40,7 +40,7 @@ def after_lesson(name: str) -> None:
     _last_drawn[0] = time.monotonic()
     if os.environ.get("CBL_PREFETCH") == "off":
         return
-    following = course().following(name) if course().lesson(name) is not None else None
+    following = course().following(name)
     if following is None:
         return
     with _guard:

@@ -55,9 +55,9 @@ class Course:
         return next((lesson for lesson in self.lessons if key in (lesson.name, lesson.number)), None)
 
     def following(self, name: str) -> Lesson | None:
-        """The lesson after `name` in course order (None after the last)."""
+        """The lesson after `name` in course order (None after the last, or for a name not in the course)."""
         names = [lesson.name for lesson in self.lessons]
-        at = names.index(name) + 1
+        at = names.index(name) + 1 if name in names else len(names)
         return self.lessons[at] if at < len(names) else None
 
     def chapter_of(self, name: str) -> Chapter:
