@@ -4,7 +4,7 @@ A class moves through the course together, so the first time a lesson is opened 
 server, the next lesson's run (at its own settings, as Next lesson opens it) and the views
 it shows beside the stage (a batch-size sweep, replicas) are made in a background thread,
 once per server; the class's Next lesson then finds them in the caches. For the heaviest
-lesson that is the difference between 5.4 s and under a second for 30 learners
+lesson (8.4, whose next is 8.5's sweep) that took 30 learners' Next lesson from 4.8 s to 1.0 s
 (`benchmarks/classroom.py`).
 
 The thread shares the interpreter lock with the learners' clicks (a heavy lesson is seconds
