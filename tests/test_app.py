@@ -263,7 +263,7 @@ def test_a_markdown_table_escapes_what_markdown_would_read():
     )
 
 
-def test_a_view_beside_the_lesson_is_drawn_only_while_its_expander_is_open():
+def test_a_view_beside_the_lesson_is_not_drawn_while_its_predictions_are_open():
     predicting = start_app(lesson="throughput-vs-latency")  # a prediction open: the sweep starts closed
     assert [e.label for e in predicting.expander if e.label.startswith("Throughput and latency")]
     assert not predicting.get("plotly_chart")

@@ -187,15 +187,17 @@ def test_an_expander_whose_prediction_is_checked_opens_at_the_first_click(page, 
     assert page.locator("[data-testid='stExpander'] details[open] summary").filter(has_text="The running table").count()
 
 
-def test_a_view_beside_a_lesson_is_drawn_when_its_expander_is_opened_with_one_click(page, url):
-    """8.5's sweep is drawn only while its expander is open (ui/lesson_extras.py): closed while the
-    predictions are open, nothing of it is on the page; one click opens it and draws the chart."""
+def test_a_view_beside_a_lesson_is_not_drawn_while_its_predictions_are_open(page, url):
+    """8.5's sweep is not drawn while a prediction is open (ui/lesson_extras.py): opened, its
+    expander says to predict first and holds no chart; a link that turns predictions off draws it."""
     open_app(page, url, "?lesson=8.5")
     summary = page.locator("[data-testid='stExpander'] summary").filter(has_text="Throughput and latency")
     summary.wait_for(timeout=60_000)
     wait_until_idle(page)
-    assert page.locator(".js-plotly-plot").count() == 0
     summary.click()
+    page.get_by_text("Check this lesson's predictions first").wait_for(timeout=30_000)
+    assert page.locator(".js-plotly-plot").count() == 0
+    open_app(page, url, "?lesson=8.5&predict=false")
     page.locator("[data-testid='stExpander'] details[open] .js-plotly-plot").wait_for(timeout=60_000)
 
 

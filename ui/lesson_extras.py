@@ -4,7 +4,7 @@ running-table invariant checked on the correct engine and on the crossed-results
 
 Each view is drawn only for a scenario that asks for it (`[[real_servers]]`, `[sweep]`,
 `[replicas]`; the invariant for its own lesson), in an expander that a projector's screen
-starts closed, and only while its expander is open (a closed one costs a rerun nothing).
+starts closed; while a prediction is open the view is not drawn (it would cost every rerun).
 """
 
 from __future__ import annotations
@@ -34,11 +34,10 @@ def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool
             if predicting:
                 st.caption(f"{title}: the whole run, answers included. Open it after predicting.")
             # keyed, with a label that never changes: the expander stays the same one when the predictions
-            # are done (a new label made a new expander, which ignored its first click). Its view (a chart
-            # and a table made from several runs) is drawn only while it is open: opening it reruns the page.
-            box = st.expander(
-                title, expanded=not projector and not predicting, key=f"extra_{render.__name__}", on_change="rerun"
-            )
-            if box.open:
-                with box:
+            # are done (a new label made a new expander, which ignored its first click). While a prediction
+            # is open its view (a chart and a table made from several runs) is not drawn at all.
+            with st.expander(title, expanded=not projector and not predicting, key=f"extra_{render.__name__}"):
+                if predicting:
+                    st.caption("Check this lesson's predictions first: this view shows the whole run.")
+                else:
                     render(scenario)
