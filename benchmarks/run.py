@@ -158,7 +158,7 @@ def scale_figures() -> dict:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     log = simulate(scenario)
-    columns = (log.step, log.kind, log.slot, log.request, log.a, log.b)
+    columns = (log.step, log.kind, log.slot, log.request, log.value, log.detail)
     column_bytes = sum(c.itemsize * len(c) for c in columns)
     steps = step_metrics(log)
     request_metrics(log, steps=steps)

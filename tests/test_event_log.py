@@ -136,7 +136,7 @@ def test_replay_of_a_small_run():
 
 def test_events_use_about_25_bytes_each():
     log = small_log()
-    columns = (log.step, log.kind, log.slot, log.request, log.a, log.b)
+    columns = (log.step, log.kind, log.slot, log.request, log.value, log.detail)
     assert sum(c.itemsize for c in columns) == 25
 
 

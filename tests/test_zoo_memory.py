@@ -1,23 +1,25 @@
-"""The bug zoo's memory mistakes: each is the engine with one memory hook overridden, and on its
+"""The bug zoo's memory mistakes: each is the engine with one field of its memory policy changed, and on its
 demo case (engine/practice/memory_demos.py) it differs from the correct engine exactly as its
 Bug.why says. Event sequences are hand-derived: a KV pool of 2 (or 3) blocks of 2 tokens, every
 prompt prefilled whole in the step that admits it, a row's next token needing ceil(len / 2) blocks.
 """
 
+import dataclasses
+
 import pytest
 
 from engine import BatchInferenceEngine
-from engine.core.hooks import HOOKS, EngineHooks
+from engine.core.memory_policy import CORRECT, MemoryPolicy
 from engine.practice.memory_demos import CANCELLATION, PREEMPTION
 from engine.practice.zoo import BUGS, ForgetfulRecompute, LeakedBlocksOnCancel
 from tests.helpers import ScriptModel
 from ui.paired_runs import run_logged
 
-MEMORY_HOOKS = {  # bug -> the one hook it overrides
-    "preempted-to-the-back": "_preempted_to_front",
-    "leaked-blocks": "_frees_blocks_when_cancelled",
-    "oldest-preempted": "_preemption_victim",
-    "forgetful-recompute": "_kept_when_preempted",
+MEMORY_DECISIONS = {  # bug -> the one field of the memory policy it changes
+    "preempted-to-the-back": "to_front",
+    "leaked-blocks": "frees_when_cancelled",
+    "oldest-preempted": "victim",
+    "forgetful-recompute": "kept",
 }
 VALUE = {"emit": "token", "preempt": "recompute", "kv_free": "blocks", "kv_alloc": "block", "prefill": "tokens"}
 
@@ -159,24 +161,22 @@ OUTPUTS = {
 
 
 def test_the_memory_bugs_are_those_with_a_demo_case():
-    assert {name for name in BUGS if BUGS[name].demo is not None} == set(MEMORY_HOOKS)
+    assert {name for name in BUGS if BUGS[name].demo is not None} == set(MEMORY_DECISIONS)
     assert BUGS["leaked-blocks"].demo is CANCELLATION
-    assert {BUGS[name].demo for name in MEMORY_HOOKS} == {PREEMPTION, CANCELLATION}
+    assert {BUGS[name].demo for name in MEMORY_DECISIONS} == {PREEMPTION, CANCELLATION}
 
 
-@pytest.mark.parametrize("name", list(MEMORY_HOOKS))
-def test_each_memory_bug_overrides_exactly_its_one_hook(name):
+@pytest.mark.parametrize("name", list(MEMORY_DECISIONS))
+def test_each_memory_bug_changes_exactly_its_one_policy_field(name):
     engine = BUGS[name].engine
     assert engine.__bases__ == (BatchInferenceEngine,)
-    assert set(vars(engine)) - {"__module__", "__doc__", "__qualname__"} == {MEMORY_HOOKS[name]}
-    assert MEMORY_HOOKS[name] in HOOKS and MEMORY_HOOKS[name] in vars(EngineHooks)
-
-
-def test_every_named_decision_is_one_the_correct_engine_makes():
-    """Each hook is a method of the correct engine (in `hooks.py`, or `_may_admit` in `engine.py`,
-    where static and continuous batching differ); a bug changes one of them."""
-    assert all(callable(getattr(BatchInferenceEngine, hook, None)) for hook in HOOKS)
-    assert set(vars(BatchInferenceEngine)) & set(HOOKS) == {"_may_admit"}
+    assert set(vars(engine)) - {"__module__", "__doc__", "__qualname__"} == {"memory_policy"}
+    changed = {
+        field.name
+        for field in dataclasses.fields(MemoryPolicy)
+        if getattr(engine.memory_policy, field.name) != getattr(CORRECT, field.name)
+    }
+    assert changed == {MEMORY_DECISIONS[name]}
 
 
 def test_the_correct_engine_on_the_demo_cases():
@@ -186,7 +186,7 @@ def test_the_correct_engine_on_the_demo_cases():
         assert received == OUTPUTS[demo]
 
 
-@pytest.mark.parametrize("name", list(MEMORY_HOOKS))
+@pytest.mark.parametrize("name", list(MEMORY_DECISIONS))
 def test_each_memory_bug_differs_exactly_as_described(name):
     """The events differ as hand-derived; what the callbacks receive does not (a deterministic model)."""
     _, log, received = run_logged(BUGS[name].engine, BUGS[name].demo)
@@ -238,37 +238,40 @@ def test_a_pool_leaked_dry_raises_instead_of_stepping_for_ever():
         leaky.step()
 
 
-class CountingHooks(BatchInferenceEngine):
-    """The correct engine, counting how often the memory hooks are asked."""
+def counting_policy(asked: dict[str, int]) -> MemoryPolicy:
+    """The correct memory policy, counting how often each decision is asked."""
+
+    class Counting:
+        def __init__(self, name):
+            self.name = name
+
+        def __call__(self, *args):
+            asked[self.name] += 1
+            return getattr(CORRECT, self.name)(*args)
+
+        def __bool__(self):
+            asked[self.name] += 1
+            return bool(getattr(CORRECT, self.name))
+
+    return MemoryPolicy(**{name: Counting(name) for name in MEMORY_DECISIONS.values()})
+
+
+class CountingPolicy(BatchInferenceEngine):
+    """The correct engine, counting how often its memory policy is asked."""
 
     def __init__(self, *args, **options):
-        self.asked = dict.fromkeys(MEMORY_HOOKS.values(), 0)
+        self.asked = dict.fromkeys(MEMORY_DECISIONS.values(), 0)
+        self.memory_policy = counting_policy(self.asked)
         super().__init__(*args, **options)
 
-    def _preemption_victim(self, running):
-        self.asked["_preemption_victim"] += 1
-        return super()._preemption_victim(running)
 
-    def _preempted_to_front(self):
-        self.asked["_preempted_to_front"] += 1
-        return super()._preempted_to_front()
-
-    def _kept_when_preempted(self, seq):
-        self.asked["_kept_when_preempted"] += 1
-        return super()._kept_when_preempted(seq)
-
-    def _frees_blocks_when_cancelled(self):
-        self.asked["_frees_blocks_when_cancelled"] += 1
-        return super()._frees_blocks_when_cancelled()
-
-
-def test_the_memory_hooks_are_asked_only_on_a_preemption_or_a_cancellation():
-    engine = CountingHooks(ScriptModel({(100 + i,): [] for i in range(4)}), 2, None, kv_blocks=64, block_size=2)
+def test_the_memory_policy_is_asked_only_on_a_preemption_or_a_cancellation():
+    engine = CountingPolicy(ScriptModel({(100 + i,): [] for i in range(4)}), 2, None, kv_blocks=64, block_size=2)
     for i in range(4):
         engine.submit_request([100 + i], 20)
     engine.run()  # 80 tokens, no preemption, no cancellation
-    assert engine.asked == dict.fromkeys(MEMORY_HOOKS.values(), 0)
-    engine = CountingHooks(
+    assert engine.asked == dict.fromkeys(MEMORY_DECISIONS.values(), 0)
+    engine = CountingPolicy(
         ScriptModel({(100, 1): [10, 11], (101,): [20, 21, 22], (102, 1, 2): [30]}), 2, None, **PREEMPTION.options
     )
     for request in PREEMPTION.case.requests:
@@ -277,8 +280,8 @@ def test_the_memory_hooks_are_asked_only_on_a_preemption_or_a_cancellation():
     engine.cancel("r2")  # waiting, without blocks
     engine.run()
     assert engine.asked == {
-        "_preemption_victim": 1,
-        "_preempted_to_front": 1,
-        "_kept_when_preempted": 1,
-        "_frees_blocks_when_cancelled": 1,
+        "victim": 1,
+        "to_front": 1,
+        "kept": 1,
+        "frees_when_cancelled": 1,
     }

@@ -6,7 +6,7 @@ read with `np.load(allow_pickle=False)`, so reading it can only ever produce arr
 - `step`, `kind`, `slot`, `request`, `a`, `b`: the log's six columns (events.py);
 - `prompts`, `prompt_lengths`: every request's prompt, end to end;
 - `meta`: UTF-8 JSON: the format, the run's key, the log's header (settings, model, words),
-  the request table without prompts, and the blobs (model call masks, error messages);
+  the request table without prompts, and the attachments (model call masks, error messages);
 - `wire`: the stage's compressed frames (ui/stage_wire.py);
 - `digest`: SHA-256 of all of the above, checked on reading.
 
@@ -31,8 +31,8 @@ from engine import EventLog
 from engine.core.config import EngineConfig
 from engine.core.log.events import RequestInfo
 
-FORMAT = "continuous-batching-lab/run/1"
-COLUMNS = {"step": "i", "kind": "b", "slot": "i", "request": "i", "a": "q", "b": "i"}  # name -> array typecode
+FORMAT = "continuous-batching-lab/run/2"  # 2: the columns value and detail (were a and b), attachments
+COLUMNS = {"step": "i", "kind": "b", "slot": "i", "request": "i", "value": "q", "detail": "i"}  # name -> array typecode
 DTYPES = {"i": np.int32, "b": np.int8, "q": np.int64}
 
 
@@ -70,10 +70,10 @@ def read(data: bytes, key: str) -> tuple[EventLog, bytes]:
 def _meta(log: EventLog, key: str) -> dict:
     config = {name: getattr(log.config, name) for name in EngineConfig.__slots__}
     requests = [[i.request_id, i.max_tokens, [list(s) for s in i.stop_sequences], i.priority] for i in log.requests]
-    blobs = [list(blob) if isinstance(blob, tuple) else blob for blob in log.blobs]
+    attachments = [list(item) if isinstance(item, tuple) else item for item in log.attachments]
     vocabulary = {str(token): word for token, word in log.vocabulary.items()}
     return {"format": FORMAT, "key": key, "config": config, "model": log.model, "vocabulary": vocabulary,
-            "requests": requests, "blobs": blobs}  # fmt: skip
+            "requests": requests, "attachments": attachments}  # fmt: skip
 
 
 def _digest(arrays: dict[str, np.ndarray]) -> str:
@@ -95,7 +95,7 @@ def _log(arrays: dict[str, np.ndarray], meta: dict) -> EventLog:
         prompt, start = tuple(prompts[start : start + length]), start + length
         log.requests.append(RequestInfo(request_id, prompt, max_tokens, tuple(map(tuple, stops)), priority))
         log.request_index[request_id] = len(log.requests) - 1
-    log.blobs = [tuple(blob) if isinstance(blob, list) else blob for blob in meta["blobs"]]
+    log.attachments = [tuple(item) if isinstance(item, list) else item for item in meta["attachments"]]
     events = {len(arrays[name]) for name in COLUMNS}
     if len(events) != 1 or any(arrays[name].dtype != DTYPES[code] for name, code in COLUMNS.items()):
         raise ValueError("its columns differ in length or type")

@@ -109,7 +109,7 @@ class Run:
     def nbytes(self) -> int:
         """An estimate of the memory this run holds: columns, token lists, indices and frames."""
         log = self.log
-        columns = sum(c.itemsize * len(c) for c in (log.step, log.kind, log.slot, log.request, log.a, log.b))
+        columns = sum(c.itemsize * len(c) for c in (log.step, log.kind, log.slot, log.request, log.value, log.detail))
         tokens = sum(len(tokens) for tokens in self.replay.outputs.values()) + sum(len(i.prompt) for i in log.requests)
         frames = sum(int(f.memory_usage(index=True).sum()) for f in (self.steps, self.requests))
         narration = sum(len(s) + 60 for sentences in self.frames["narration"].values() for s in sentences)

@@ -124,7 +124,7 @@ def _emit_runs(steps, kinds, requests) -> list[list[int]]:
 def _stops(log, steps, kinds, requests) -> list[list[int]]:
     out = []
     for i in np.flatnonzero(kinds == EventKind.STOP_MATCH).tolist():
-        index, request = log.a[i], int(requests[i])
+        index, request = log.value[i], int(requests[i])
         length = 1 if index == -1 else len(log.requests[request].stop_sequences[index])
         out.append([request, int(steps[i]), length])
     return out
@@ -151,6 +151,6 @@ def _partial(log, emits: list[list[int]], generated: list[list[int]]) -> list[li
 def _calls(log, steps, kinds) -> list[list[int]]:
     out = []
     for i in np.flatnonzero(kinds == EventKind.MODEL_CALL).tolist():
-        bits, _ = log.call_mask(log.b[i])
-        out.append([int(steps[i]), log.a[i], log.a[i] - bits.bit_count()])
+        bits, _ = log.call_at(i)
+        out.append([int(steps[i]), log.value[i], log.value[i] - bits.bit_count()])
     return out

@@ -49,8 +49,8 @@ def kv_section(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
         if free:
             pool.free(request)
             ops[-1].append(~request)
-        elif 0 <= log.a[i] < blocks:
-            block = log.a[i]
+        elif 0 <= log.value[i] < blocks:
+            block = log.value[i]
             _add_take(ops[-1], request, block, block == pool.lowest())
             pool.take(request, block)
     return {
@@ -64,7 +64,7 @@ def kv_section(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
 def prefill_records(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np.ndarray) -> list[list[int]]:
     """[request, step, tokens computed at the step, tokens in the cache after it] per prefill event."""
     return [
-        [int(requests[i]), int(steps[i]), log.a[i], log.b[i]]
+        [int(requests[i]), int(steps[i]), log.value[i], log.detail[i]]
         for i in np.flatnonzero(kinds == EventKind.PREFILL).tolist()
         if 0 <= requests[i] < len(log.requests)
     ]

@@ -43,7 +43,7 @@ class KVReplay:
     def blocks(self, request: int, step: int) -> tuple[int, ...]:
         """Request `request`'s block table at `step` (logical order)."""
         held = self._held(request, step)
-        return tuple(self.log.a[i] for i in held)
+        return tuple(self.log.value[i] for i in held)
 
     def count(self, request: int, step: int) -> int:
         """How many blocks request `request` holds at `step`: len(blocks(request, step))."""
@@ -67,7 +67,7 @@ class KVReplay:
         last = self._last_prefill(request, step)
         if last is None or self._steps[last] != step:
             return None
-        return self.log.a[last], self.log.b[last]
+        return self.log.value[last], self.log.detail[last]
 
     def computed(self, request: int, step: int) -> int | None:
         """Tokens of the request in the cache after `step`: its last prefill's total, plus one a
@@ -79,7 +79,7 @@ class KVReplay:
         decoded = np.searchsorted(self._steps[emits], step, side="right") - np.searchsorted(
             self._steps[emits], self._steps[last], side="right"
         )
-        return self.log.b[last] + int(decoded)
+        return self.log.detail[last] + int(decoded)
 
     def _last_prefill(self, request: int, step: int) -> int | None:
         prefills = self._prefills[self._prefill_bounds[request] : self._prefill_bounds[request + 1]]

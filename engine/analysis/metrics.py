@@ -52,22 +52,23 @@ def prompt_lengths(log: EventLog) -> np.ndarray:
 
 
 def _columns(log: EventLog):
-    """step, kind, request, a, b as int64 arrays, with each emit's b its prefix length after the token."""
+    """step, kind, request, value, detail as int64 arrays, with each emit's detail its prefix length after the token."""
     n = len(log)
     if not n:
         empty = np.zeros(0, np.int64)
         return empty, empty, empty, empty, empty
     as_int = lambda column, dtype: np.frombuffer(column, dtype=dtype).astype(np.int64)  # noqa: E731
-    step, kind, request, a, b = (
+    step, kind, request, value, detail = (
         as_int(log.step, np.int32),
         as_int(log.kind, np.int8),
         as_int(log.request, np.int32),
-        as_int(log.a, np.int64),
-        as_int(log.b, np.int32),
+        as_int(log.value, np.int64),
+        as_int(log.detail, np.int32),
     )
     emits = kind == EventKind.EMIT
-    b[emits] = prompt_lengths(log)[request[emits]] + step[emits] - b[emits] + 1  # stored: step − position (events.py)
-    return step, kind, request, a, b
+    # stored: step − position (events.py); returned: the prefix length after the token
+    detail[emits] = prompt_lengths(log)[request[emits]] + step[emits] - detail[emits] + 1
+    return step, kind, request, value, detail
 
 
 def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
@@ -79,14 +80,14 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
     `idle_before` counts the idle steps since the previous row, and they tick at `step_s`
     each in `end_s`.
     """
-    step, kind, request, a, b = _columns(log)
+    step, kind, request, value, detail = _columns(log)
     busy = np.unique(step)
     row = np.searchsorted(busy, step)  # each event's row
     rows = len(busy)
     prompt_len = prompt_lengths(log)
     count = lambda mask, weights=None: np.bincount(row[mask], weights, minlength=rows)  # noqa: E731
     calls = kind == EventKind.MODEL_CALL
-    rows_sent = count(calls, a[calls]).astype(np.int64)
+    rows_sent = count(calls, value[calls]).astype(np.int64)
     active = count(kind == EventKind.EMIT).astype(np.int64)
     admits = kind == EventKind.ADMIT
     if log.config.padded:  # new prompts are prefilled together, padded to the longest of them
@@ -97,16 +98,16 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
         prefill = count(admits, prompt_len[request[admits]]).astype(np.int64)
     prefills = kind == EventKind.PREFILL
     if prefills.any():  # memory on: what each step computed (chunks, and recomputation after a preemption)
-        prefill = count(prefills, a[prefills]).astype(np.int64)
+        prefill = count(prefills, value[prefills]).astype(np.int64)
     emits = kind == EventKind.EMIT
-    context = count(emits, b[emits] - 1).astype(np.int64)  # each row attends to its prefix before the new token
+    context = count(emits, detail[emits] - 1).astype(np.int64)  # each row attends to its prefix before the new token
     if log.config.padded:  # every row sent is as long as the longest
         longest = np.zeros(rows, np.int64)
-        np.maximum.at(longest, row[emits], b[emits] - 1)
+        np.maximum.at(longest, row[emits], detail[emits] - 1)
         context = rows_sent * longest
     slotless_evicts = (kind == EventKind.EVICT) & (log_slot(log) < 0)
     running = _running_rows(kind, row, rows, log_slot(log), count)
-    blocks_held, tokens_held = _kv_use(kind, row, rows, request, a, b, count)
+    blocks_held, tokens_held = _kv_use(kind, row, rows, request, value, detail, count)
     queue = np.cumsum(count(kind == EventKind.ARRIVE) - count(admits) - count(slotless_evicts)).astype(np.int64)
     duration = np.where(
         (rows_sent > 0) | (prefill > 0),  # a step that only prefills (a chunk) costs its prefill too
@@ -155,15 +156,15 @@ def _running_rows(kind: np.ndarray, row: np.ndarray, rows: int, slot: np.ndarray
     return (np.cumsum(held) - (np.cumsum(after_call) - after_call)).astype(np.int64)
 
 
-def _kv_use(kind, row, rows, request, a, b, count) -> tuple[np.ndarray, np.ndarray]:
+def _kv_use(kind, row, rows, request, value, detail, count) -> tuple[np.ndarray, np.ndarray]:
     """At each busy step's model call: KV blocks held (allocated so far, less those freed by
     earlier steps and by this step's preemptions and cancellations), and the tokens they
     hold: each row sent, its prefix before the new token; each row only prefilling, what it
     has computed."""
     frees = kind == EventKind.KV_FREE
-    freed = count(frees, a[frees]).astype(np.int64)
+    freed = count(frees, value[frees]).astype(np.int64)
     early = frees & before_the_call(kind, row, rows)
-    freed_early = count(early, a[early]).astype(np.int64)
+    freed_early = count(early, value[early]).astype(np.int64)
     blocks = np.cumsum(count(kind == EventKind.KV_ALLOC).astype(np.int64) - freed_early) - (
         np.cumsum(freed - freed_early) - (freed - freed_early)
     )
@@ -171,7 +172,7 @@ def _kv_use(kind, row, rows, request, a, b, count) -> tuple[np.ndarray, np.ndarr
     key = row * (int(request.max(initial=0)) + 1) + request  # (step, request)
     only_prefilling = prefills.copy()  # (isin over the prefills only: the emits are most of the log)
     only_prefilling[prefills] = ~np.isin(key[prefills], key[emits])
-    tokens = count(emits, b[emits] - 1) + count(only_prefilling, b[only_prefilling])
+    tokens = count(emits, detail[emits] - 1) + count(only_prefilling, detail[only_prefilling])
     return blocks.astype(np.int64), tokens.astype(np.int64)
 
 
@@ -182,7 +183,7 @@ def log_slot(log: EventLog) -> np.ndarray:
 def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per request (indexed by request id): steps and simulated seconds."""
     steps = step_metrics(log, cost) if steps is None else steps
-    step, kind, request, a, b = _columns(log)
+    step, kind, request, value, detail = _columns(log)
     n = len(log.requests)
     end = steps["end_s"].to_numpy()
     start = end - steps["duration_s"].to_numpy()
@@ -196,10 +197,10 @@ def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.Data
     arrive = per_request(kind == EventKind.ARRIVE, step)
     admit = per_request(kind == EventKind.ADMIT, step)
     prompt_len = prompt_lengths(log)
-    first = per_request((kind == EventKind.EMIT) & (b == prompt_len[request] + 1), step)
+    first = per_request((kind == EventKind.EMIT) & (detail == prompt_len[request] + 1), step)
     evicts = kind == EventKind.EVICT
     finish = per_request(evicts, step)
-    reason = per_request(evicts, a)
+    reason = per_request(evicts, value)
     # A delivery before the step's model call (cancelled, zero budget) happens at the step's start.
     row = np.searchsorted(busy, step)
     after_call = per_request(evicts, (~before_the_call(kind, row, len(busy))).astype(float))
@@ -250,7 +251,7 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
     slot_steps = len(called) * log.config.batch_size
     pct = lambda column, q: float(np.nanpercentile(requests[column], q)) if requests[column].notna().any() else None  # noqa: E731
     gaps = token_gaps(log, steps)
-    _, kind, _, a, _ = _columns(log)
+    _, kind, _, value, _ = _columns(log)
     preempts = kind == EventKind.PREEMPT
     return {
         "requests": len(requests),
@@ -271,7 +272,7 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
         "max_tbt_s": float(gaps.max()) if len(gaps) else None,
         "peak_running": int(steps.running_rows.max()) if len(steps) else 0,
         "preemptions": int(preempts.sum()),
-        "recomputed_tokens": int(a[preempts].sum()),  # what the preempted rows held: prefilled again
+        "recomputed_tokens": int(value[preempts].sum()),  # what the preempted rows held: prefilled again
         "kv_utilization": kv_utilization(steps, log.config.block_size),
     }
 

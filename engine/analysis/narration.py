@@ -138,7 +138,7 @@ def _queue(waiting: int) -> str:
 
 def _model_call(log, i: int) -> str:
     """The sentence of the model call at event `i` (read from the columns: only a padded call shows its mask)."""
-    rows, (bits, _), width = log.a[i], log.call_mask(log.b[i]), log.config.batch_size
+    rows, (bits, _), width = log.value[i], log.call_at(i), log.config.batch_size
     padded = rows - (bits & ((1 << width) - 1)).bit_count()
     if not rows:
         return "No row is sent to the model at this step: every running row is still prefilling."

@@ -142,7 +142,7 @@ class Replay:
             elif kind == EventKind.EVICT:
                 finished.append(self._ids[log.request[i]])
             elif kind == EventKind.ERROR:
-                errors.append(log.blobs[log.b[i]])
+                errors.append(log.message_at(i))
             elif kind == EventKind.PREEMPT:
                 preempted.append(self._ids[log.request[i]])
         reasons = {log.slot[i]: log[i].reason for i in events if log.kind[i] == EventKind.EVICT}

@@ -74,7 +74,7 @@ def _alive_blocks(replay: Replay) -> tuple[np.ndarray, np.ndarray] | None:
         free_keys, frees = free_keys[order], frees[order]
         k = np.minimum(np.searchsorted(free_keys, requests[allocs] * span + allocs), len(frees) - 1)
         given_back = np.where(free_keys[k] // span == requests[allocs], frees[k], len(log))  # the request's next free
-    blocks = np.frombuffer(log.a, np.int64)[allocs]
+    blocks = np.frombuffer(log.value, np.int64)[allocs]
     if not (_regular(log, allocs, blocks, given_back, requests) and _nobody_leaves_holding_blocks(replay, kinds, kv)):
         return None
     return allocs, np.sort(given_back)

@@ -37,7 +37,7 @@ class StepEvents:
             elif kind == KV_ALLOC:
                 if self.call is None:
                     rid = log.request_id(log.request[i])
-                    self.taken.setdefault(rid, []).append(log.a[i])
+                    self.taken.setdefault(rid, []).append(log.value[i])
                     self._slot_of[rid] = slot
             elif kind == MODEL_CALL and self.call is None:
                 self.call = i

@@ -99,7 +99,8 @@ def append_and_check(rows: list[Sequence], tokens: list[int], stop_token: int | 
     """
     finished = []
     for seq, token in zip(rows, tokens):
-        seq.tokens.append(token)
+        row_tokens = seq.tokens  # (one attribute read a token fewer: this loop is the engine's hottest)
+        row_tokens.append(token)
         if token == stop_token:
             finished.append((seq, FinishReason.STOP_TOKEN, -1))
             continue
@@ -109,7 +110,7 @@ def append_and_check(rows: list[Sequence], tokens: list[int], stop_token: int | 
             if matched != NO_MATCH:
                 finished.append((seq, FinishReason.STOP_SEQUENCE, matched))
                 continue
-        if len(seq.tokens) >= seq.end:
+        if len(row_tokens) >= seq.end:
             finished.append((seq, FinishReason.MAX_TOKENS, None))
     return finished
 

@@ -149,7 +149,7 @@ def _rows_sent(engine: BatchInferenceEngine, step: int) -> int:
     log = engine.event_log
     for i in reversed(log.step_range(step)):
         if log.kind[i] == EventKind.MODEL_CALL:
-            return bin(log.call_mask(log.b[i])[0]).count("1")
+            return bin(log.call_at(i)[0]).count("1")
     return 0
 
 

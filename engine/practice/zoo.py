@@ -1,38 +1,73 @@
-"""The bug zoo: classic continuous-batching mistakes, each a one-switch variant of the engine.
+"""The bug zoo: classic continuous-batching mistakes, each the engine with one decision changed.
 
-Every class here is the project's own `BatchInferenceEngine` with exactly one hook
-overridden (see `engine/core/hooks.py`), so the app can show its grid beside the correct
-one, and the checker must catch it. The memory mistakes are the exception: they show only
-with a KV pool, which the checker does not use (it checks the seeds' API), so each names its
-own demo case (`memory_demos.py`). `BUGS` holds the plain-words explanation of each: what
-goes wrong, why, and how to avoid it.
+Every class here is the project's own `BatchInferenceEngine` with exactly one of its
+decisions replaced: a phase of its step (`_schedule`, `_run`), a decision a request's state
+follows (`_matcher`, `_limit`, `_delivered`), the batching rule (`_may_admit`) or one field
+of its `memory_policy` (`engine/core/memory_policy.py`); a test holds each to that. The
+correct engine carries nothing for the zoo: a bug that needs to remember something keeps
+it itself. So the app can show a bug's grid beside the correct one, and the checker must
+catch it. The memory mistakes show only with a KV pool, which the checker does not use (it
+checks the seeds' API), so each names its own demo case (`memory_demos.py`). `BUGS` holds
+the plain-words explanation of each: what goes wrong, why, and how to avoid it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import heapq
+from array import array
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 from ..core.engine import BatchInferenceEngine
+from ..core.memory_policy import CORRECT
+from ..core.plan import Plan
 from ..core.request import FinishReason, Sequence
 from .memory_demos import CANCELLATION, PREEMPTION, DemoCase
+
+DECISIONS = ("_schedule", "_run", "_matcher", "_limit", "_delivered", "_may_admit", "memory_policy")  # one a bug
 
 
 class CrossedResults(BatchInferenceEngine):
     """Maps the model's answers back in submission order instead of the order the rows were sent."""
 
-    def _answer_order(self, rows: list[Sequence]) -> list[Sequence]:
-        return sorted(rows, key=lambda seq: seq.order)
+    def _run(self, plan: Plan) -> array:
+        answers = super()._run(plan)  # one per row sent, in slot order
+        by_submission = sorted(range(len(answers)), key=lambda i: plan.batch.rows[i].order)
+        crossed = array("q", answers)
+        for answer, row in zip(answers, by_submission):  # the i-th answer goes to the i-th row by submission
+            crossed[row] = answer
+        return crossed
+
+
+def _slot_tail_state(seq: Sequence, previous: Sequence | None) -> int:
+    """The stop matcher's state after the last tokens the slot's previous request generated."""
+    state = 0
+    if seq.stops is not None and previous is not None:
+        for token in previous.tokens[previous.prompt_len :][-8:]:  # the slot's tail buffer, never reset
+            state = seq.stops.advance(state, token)
+    return state
+
+
+def _inherit_slot_tails(plan: Plan, last_in_slot: dict[int, Sequence], inherits) -> None:
+    """Each request admitted fresh starts from its slot's tail where `inherits(the slot's previous request)`."""
+    for action in plan.admitted():
+        previous = last_in_slot.get(action.slot)
+        if not action.seq.generated and inherits(previous):  # (one readmitted after a preemption keeps its own)
+            action.seq.stop_state = _slot_tail_state(action.seq, previous)
+        last_in_slot[action.slot] = action.seq
 
 
 class LeakyStopState(BatchInferenceEngine):
     """Keeps the stop-matching tail per slot, so the next request in the slot inherits it."""
 
-    def _stop_state_at_admission(self, seq: Sequence, previous: Sequence | None) -> int:
-        state = 0
-        if seq.stops is not None and previous is not None:
-            for token in previous.tokens[previous.prompt_len :][-8:]:  # the slot's tail buffer, never reset
-                state = seq.stops.advance(state, token)
-        return state
+    @cached_property
+    def _last_in_slot(self) -> dict[int, Sequence]:
+        return {}
+
+    def _schedule(self) -> Plan:
+        plan = super()._schedule()
+        _inherit_slot_tails(plan, self._last_in_slot, lambda previous: True)
+        return plan
 
 
 class TrimmedStopToken(BatchInferenceEngine):
@@ -45,8 +80,21 @@ class TrimmedStopToken(BatchInferenceEngine):
 class IdleFreedSlot(BatchInferenceEngine):
     """Frees a finished row's slot only after the next step's admissions: it sits idle a step."""
 
-    def _returns_slot_at_once(self) -> bool:
-        return False
+    @cached_property
+    def _busy_after_admission(self) -> set[int]:
+        return set()
+
+    def _schedule(self) -> Plan:
+        scheduler = self._scheduler
+        held = [slot for slot in scheduler.free if slot in self._busy_after_admission]  # freed since
+        scheduler.free = [slot for slot in scheduler.free if slot not in held]
+        heapq.heapify(scheduler.free)
+        plan = super()._schedule()
+        for slot in held:
+            heapq.heappush(scheduler.free, slot)
+        self._busy_after_admission.clear()
+        self._busy_after_admission.update(seq.slot for seq in scheduler.running())
+        return plan
 
 
 class NaiveStopMatcher:
@@ -93,15 +141,21 @@ class TailSizedToShortestStop(BatchInferenceEngine):
     _matcher = ShortestTailMatcher
 
 
+def _ended_on_a_stop_sequence(previous: Sequence | None) -> bool:
+    return previous is not None and previous.finish_reason is FinishReason.STOP_SEQUENCE
+
+
 class TailNotResetAfterStopSequence(BatchInferenceEngine):
     """Resets a slot's stop tail when its row ends on max_tokens or the stop token, but not on a stop sequence."""
 
-    def _stop_state_at_admission(self, seq: Sequence, previous: Sequence | None) -> int:
-        state = 0
-        if seq.stops is not None and previous is not None and previous.finish_reason is FinishReason.STOP_SEQUENCE:
-            for token in previous.tokens[previous.prompt_len :][-8:]:  # the slot's tail buffer, left as it was
-                state = seq.stops.advance(state, token)
-        return state
+    @cached_property
+    def _last_in_slot(self) -> dict[int, Sequence]:
+        return {}
+
+    def _schedule(self) -> Plan:
+        plan = super()._schedule()
+        _inherit_slot_tails(plan, self._last_in_slot, _ended_on_a_stop_sequence)
+        return plan
 
 
 class MaxTokensCountsPrompt(BatchInferenceEngine):
@@ -121,29 +175,33 @@ class StaticInsteadOfContinuous(BatchInferenceEngine):
 class PreemptedToTheBack(BatchInferenceEngine):
     """Sends a preempted row to the back of the queue, behind requests that never ran."""
 
-    def _preempted_to_front(self) -> bool:
-        return False
+    memory_policy = replace(CORRECT, to_front=False)
 
 
 class LeakedBlocksOnCancel(BatchInferenceEngine):
     """Forgets to free a cancelled row's KV blocks: they stay out of the pool for good."""
 
-    def _frees_blocks_when_cancelled(self) -> bool:
-        return False
+    memory_policy = replace(CORRECT, frees_when_cancelled=False)
+
+
+def _oldest(running: list[Sequence]) -> Sequence:
+    return min(running, key=lambda row: row.admitted_at)
 
 
 class OldestPreempted(BatchInferenceEngine):
     """Preempts the oldest running row instead of the newest."""
 
-    def _preemption_victim(self, running: list[Sequence]) -> Sequence:
-        return min(running, key=lambda row: row.admitted_at)
+    memory_policy = replace(CORRECT, victim=_oldest)
+
+
+def _prompt_only(seq: Sequence) -> list[int]:
+    return seq.tokens[: seq.prompt_len]
 
 
 class ForgetfulRecompute(BatchInferenceEngine):
     """Keeps only the prompt of a preempted row: readmitted, it generates its tokens all over again."""
 
-    def _kept_when_preempted(self, seq: Sequence) -> list[int]:
-        return seq.tokens[: seq.prompt_len]
+    memory_policy = replace(CORRECT, kept=_prompt_only)
 
 
 @dataclass(frozen=True)

@@ -61,27 +61,27 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
     kind = _column(log.kind, np.int8, rows)
     slot = _column(log.slot, np.int32, rows)
     request = _column(log.request, np.int32, rows)
-    a = _column(log.a, np.int64, rows)
-    b = _column(log.b, np.int32, rows)
+    value = _column(log.value, np.int64, rows)
+    detail = _column(log.detail, np.int32, rows)
     n = len(kind)
     events = np.arange(len(log)) if rows is None else rows
     is_ = {k: kind == k for k in EventKind}
     ids = np.array([info.request_id for info in log.requests] + [None], dtype=object)
     calls = np.flatnonzero(is_[EventKind.MODEL_CALL])
-    blobs = [log.call_mask(b[i]) for i in calls]
-    masks = [mask_tuple(bits, log.config.batch_size) for bits, _ in blobs]
+    calls_made = [log.call_mask(detail[i]) for i in calls]
+    masks = [mask_tuple(bits, log.config.batch_size) for bits, _ in calls_made]
     matches = np.flatnonzero(is_[EventKind.STOP_MATCH])
     errors = np.flatnonzero(is_[EventKind.ERROR])
     arrivals = np.flatnonzero(is_[EventKind.ARRIVE])
     infos = [log.requests[request[i]] for i in arrivals]
     reasons = np.array(REASON_LABELS, dtype=object)
     padded_rows = np.zeros(n, np.int64)
-    padded_rows[calls] = [a[i] - sum(m) for i, m in zip(calls, masks)]
+    padded_rows[calls] = [value[i] - sum(m) for i, m in zip(calls, masks)]
     max_tokens = np.zeros(n, np.int64)
     max_tokens[arrivals] = [info.max_tokens for info in infos]
     prefill_tokens = np.zeros(n, np.int64)
-    prefilled = [prefill is not None for _, prefill in blobs]
-    prefill_tokens[calls] = [prefill or 0 for _, prefill in blobs]
+    prefilled = [prefill is not None for _, prefill in calls_made]
+    prefill_tokens[calls] = [prefill or 0 for _, prefill in calls_made]
     has_prefill_tokens = np.zeros(n, bool)
     has_prefill_tokens[calls] = prefilled
     frame = pd.DataFrame(
@@ -90,24 +90,24 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
             "kind": pd.Categorical.from_codes(kind, categories=KIND_LABELS),
             "slot": _int_column(slot, slot != ABSENT),
             "request_id": ids[np.where(request == ABSENT, len(log.requests), request)],
-            "token": _int_column(a, is_[EventKind.EMIT]),
-            "position": _int_column(step - b, is_[EventKind.EMIT]),
-            "rows": _int_column(a, is_[EventKind.MODEL_CALL]),
+            "token": _int_column(value, is_[EventKind.EMIT]),
+            "position": _int_column(step - detail, is_[EventKind.EMIT]),
+            "rows": _int_column(value, is_[EventKind.MODEL_CALL]),
             "padded_rows": _int_column(padded_rows, is_[EventKind.MODEL_CALL]),
             "active_mask": _object_column(n, calls, masks),
-            "sequence_index": _int_column(a, is_[EventKind.STOP_MATCH]),
+            "sequence_index": _int_column(value, is_[EventKind.STOP_MATCH]),
             "sequence": _object_column(n, matches, [log[events[i]].sequence for i in matches]),
-            "reason": np.where(is_[EventKind.EVICT], reasons[np.clip(a, 0, len(reasons) - 1)], None),
-            "message": _object_column(n, errors, [log.blobs[b[i]] for i in errors]),
+            "reason": np.where(is_[EventKind.EVICT], reasons[np.clip(value, 0, len(reasons) - 1)], None),
+            "message": _object_column(n, errors, [log.attachments[detail[i]] for i in errors]),
             "prompt": _object_column(n, arrivals, [list(info.prompt) for info in infos]),
             "max_tokens": _int_column(max_tokens, is_[EventKind.ARRIVE]),
             "stop_sequences": _object_column(n, arrivals, [[list(s) for s in info.stop_sequences] for info in infos]),
             "prefill_tokens": _int_column(prefill_tokens, has_prefill_tokens),
-            "tokens": _int_column(a, is_[EventKind.PREFILL]),
-            "computed": _int_column(b, is_[EventKind.PREFILL]),
-            "block": _int_column(a, is_[EventKind.KV_ALLOC]),
-            "blocks": _int_column(a, is_[EventKind.KV_FREE]),
-            "recompute": _int_column(a, is_[EventKind.PREEMPT]),
+            "tokens": _int_column(value, is_[EventKind.PREFILL]),
+            "computed": _int_column(detail, is_[EventKind.PREFILL]),
+            "block": _int_column(value, is_[EventKind.KV_ALLOC]),
+            "blocks": _int_column(value, is_[EventKind.KV_FREE]),
+            "recompute": _int_column(value, is_[EventKind.PREEMPT]),
         },
         columns=COLUMNS,
         index=None if rows is None else pd.Index(rows, name="event"),

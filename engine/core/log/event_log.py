@@ -1,19 +1,29 @@
 """The event log: append-only, columnar (one `array` per field, about 25 bytes an event).
 
-The columns and what `a` and `b` mean for each kind are described in `events.py`. The
-log also carries its header: the engine's settings (`config`), the model's name when it
+The columns and what `value` and `detail` mean for each kind are described in `events.py`.
+The log also carries its header: the engine's settings (`config`), the model's name when it
 can be re-run, and the words of token ids (`vocabulary`) when a scenario gave them.
+
+The engine writes it once per phase of its step (`arrived` and `ended` at intake,
+`scheduled`, `model_called`, `postprocessed`), each a column at a time: this file is the
+one place that knows how the columns are packed. The jsonl reader and the checker write
+one event at a time (`append`, `arrive`, `emit`, `model_call`, `error`).
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from typing import TYPE_CHECKING
 
 from ..config import EngineConfig
 from ..request import FinishReason
 from .events import ABSENT, Event, EventKind, RequestInfo, mask_tuple
 from .jsonl import dump_jsonl, load_jsonl
+
+if TYPE_CHECKING:  # (the plan's records are read here, never built)
+    from ..plan import Finished, Plan
+    from ..request import Sequence
 
 
 class EventLog:
@@ -29,18 +39,103 @@ class EventLog:
         self.kind = array("b")
         self.slot = array("i")
         self.request = array("i")
-        self.a = array("q")
-        self.b = array("i")
-        self.blobs: list[object] = []  # active masks (int bitmasks) and error messages
+        self.value = array("q")
+        self.detail = array("i")
+        self.attachments: list[object] = []  # what fits no int column: active masks (int bitmasks), error messages
+        self._columns_of, self._columns = None, ()  # the last batch's emit columns (`_emit_columns`)
+        self._with_prefills = config.memory  # a model call also records the prompt tokens its step computed
 
-    # -- writing -----------------------------------------------------------------
-    def append(self, step: int, kind: EventKind, slot: int, request: int, a: int = 0, b: int = 0) -> None:
+    # -- the engine's writers: one a phase of its step ---------------------------------
+    def arrived(self, step: int, seq: Sequence) -> int:
+        """Intake: a request arrives; returns its index in the request table."""
+        prompt = tuple(seq.tokens[: seq.prompt_len])
+        return self.arrive(step, RequestInfo(seq.request_id, prompt, seq.max_tokens, seq.stop_sequences, seq.priority))
+
+    def ended(self, step: int, ended: list[Finished]) -> None:
+        """Intake or postprocess: each request's `evict`, then its `kv_free` if it gave blocks back."""
+        events = []
+        for seq, reason, _, freed in ended:
+            slot = ABSENT if seq.slot is None else seq.slot
+            events.append((EventKind.EVICT, slot, seq.log_index, reason))
+            if freed:
+                events.append((EventKind.KV_FREE, slot, seq.log_index, freed))
+        self._write(step, events)
+
+    def scheduled(self, plan: Plan) -> None:
+        """Schedule: the decoding rows' new blocks, then each admission (with its blocks), running row's new
+        blocks and preemption (with the blocks it gave back), in the scheduler's order."""
+        if plan.grown:  # decoding rows' new blocks, as columns
+            slots, requests, blocks = plan.grown
+            self._write_columns(plan.step, EventKind.KV_ALLOC, slots, requests, blocks)
+        if not plan.actions:
+            return
+        events = []
+        for kind, seq, slot, blocks, freed in plan.actions:
+            if kind is EventKind.PREEMPT:
+                events.append((EventKind.PREEMPT, slot, seq.log_index, len(seq.tokens)))
+                events.append((EventKind.KV_FREE, slot, seq.log_index, freed))
+                continue
+            if kind is EventKind.ADMIT:
+                events.append((EventKind.ADMIT, slot, seq.log_index, 0))
+            events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in blocks])
+        self._write(plan.step, events)
+
+    def model_called(self, plan: Plan) -> None:
+        """Run: the step's model call (0 rows when every row is still prefilling: the model was not called)."""
+        batch, config = plan.batch, self.config
+        rows = config.batch_size if config.padded and batch.rows else len(batch.rows)
+        self.attachments.append((batch.mask, plan.prefill_tokens()) if self._with_prefills else batch.mask)
+        self.append(plan.step, EventKind.MODEL_CALL, ABSENT, ABSENT, rows, len(self.attachments) - 1)
+
+    def postprocessed(self, plan: Plan, tokens: array, ended: list[Finished]) -> None:
+        """Postprocess: each prefilling row's `prefill`, each row's `emit`, then each ending row's `stop_match`
+        (if a stop matched), `evict` and `kv_free`."""
+        step = plan.step
+        if plan.work:
+            rows = plan.work
+            self._write_columns(
+                step, EventKind.PREFILL, [seq.slot for seq in rows], [seq.log_index for seq in rows],
+                [seq.scheduled for seq in rows], [seq.computed for seq in rows],
+            )  # fmt: skip
+        batch = plan.batch
+        if batch is not self._columns_of:  # SPEED: see _emit_columns
+            self._columns_of, self._columns = batch, self._emit_columns(plan)
+        slots, requests, starts = self._columns
+        n = len(tokens)
+        self.step.extend(array("i", (step,)) * n)
+        self.kind.extend(array("b", (EventKind.EMIT,)) * n)
+        self.slot.extend(slots)
+        self.request.extend(requests)
+        self.value.extend(tokens)
+        self.detail.extend(starts)
+        if not ended:
+            return
+        for seq, _, matched, _ in ended:
+            if matched is not None:
+                self.append(step, EventKind.STOP_MATCH, seq.slot, seq.log_index, matched)
+        self.ended(step, ended)
+
+    def _emit_columns(self, plan: Plan) -> tuple[array, array, array]:
+        """The slot, request and step − position columns of a batch's emits (`events.py`).
+
+        SPEED: the scheduler keeps one `Batch` while no slot is taken or freed, and a row emits once a step
+        while it decodes, so each column is the same every step: built once per batch, not per token
+        (benchmarks/run.py's headline: 392 ns/token with it, 633 built every step, on 2 December 2026)."""
+        rows, step = plan.batch.rows, plan.step
+        return (
+            array("i", [seq.slot for seq in rows]),
+            array("i", [seq.log_index for seq in rows]),
+            array("i", [step - seq.generated + 1 for seq in rows]),  # (its token is appended: generated - 1)
+        )
+
+    # -- writing, one event or one column at a time ----------------------------------
+    def append(self, step: int, kind: EventKind, slot: int, request: int, value: int = 0, detail: int = 0) -> None:
         self.step.append(step)
         self.kind.append(kind)
         self.slot.append(slot)
         self.request.append(request)
-        self.a.append(a)
-        self.b.append(b)
+        self.value.append(value)
+        self.detail.append(detail)
 
     def arrive(self, step: int, info: RequestInfo) -> int:
         """Record an arrival and return the request's index in the request table."""
@@ -50,33 +145,20 @@ class EventLog:
         self.append(step, EventKind.ARRIVE, ABSENT, index)
         return index
 
-    def emits(self, step: int, slots: array, requests: array, tokens: array, starts: array) -> None:
-        """One `emit` per row of a step, written a column at a time (the engine's hot path).
-
-        `slots` and `requests` are the rows' slot ids and request-table indices; `starts`
-        each row's step − position (`events.py`: the same every step while it decodes, so the
-        engine keeps it with its batch and nothing is computed per token here).
-        """
-        n = len(tokens)
+    def _write_columns(self, step: int, kind: EventKind, slots, requests, values, details=None) -> None:
+        """Events of one kind and step, a column at a time (SPEED: the engine's hot path)."""
+        n = len(values)
         self.step.extend(array("i", (step,)) * n)
-        self.kind.extend(array("b", (EventKind.EMIT,)) * n)
-        self.slot.extend(slots)
-        self.request.extend(requests)
-        self.a.extend(tokens)
-        self.b.extend(starts)
+        self.kind.extend(array("b", (kind,)) * n)
+        self.slot.extend(slots if type(slots) is array else array("i", slots))
+        self.request.extend(requests if type(requests) is array else array("i", requests))
+        self.value.extend(values if type(values) is array else array("q", values))
+        if details is None:
+            details = array("i", bytes(4 * n))
+        self.detail.extend(details if type(details) is array else array("i", details))
 
-    def kv_allocs(self, step: int, slots: list[int], requests: list[int], blocks: list[int]) -> None:
-        """One `kv_alloc` per block, written a column at a time (the engine's hot path)."""
-        n = len(blocks)
-        self.step.extend(array("i", (step,)) * n)
-        self.kind.extend(array("b", (EventKind.KV_ALLOC,)) * n)
-        self.slot.extend(array("i", slots))
-        self.request.extend(array("i", requests))
-        self.a.extend(array("q", blocks))
-        self.b.extend(array("i", bytes(4 * n)))
-
-    def extend(self, step: int, events: list[tuple[int, int, int, int]]) -> None:
-        """Several events of one step, each (kind, slot, request, a), written a column at a time."""
+    def _write(self, step: int, events: list[tuple[int, int, int, int]]) -> None:
+        """Several events of one step, each (kind, slot, request, value), written a column at a time."""
         if not events:
             return
         kinds, slots, requests, values = zip(*events)
@@ -85,35 +167,33 @@ class EventLog:
         self.kind.extend(array("b", kinds))
         self.slot.extend(array("i", slots))
         self.request.extend(array("i", requests))
-        self.a.extend(array("q", values))
-        self.b.extend(array("i", bytes(4 * n)))
-
-    def prefills(self, step: int, rows) -> None:
-        """One `prefill` per row (`Sequence`s: tokens scheduled this step, computed in all), a column at a time."""
-        n = len(rows)
-        self.step.extend(array("i", (step,)) * n)
-        self.kind.extend(array("b", (EventKind.PREFILL,)) * n)
-        self.slot.extend(array("i", [seq.slot for seq in rows]))
-        self.request.extend(array("i", [seq.log_index for seq in rows]))
-        self.a.extend(array("q", [seq.scheduled for seq in rows]))
-        self.b.extend(array("i", [seq.computed for seq in rows]))
+        self.value.extend(array("q", values))
+        self.detail.extend(array("i", bytes(4 * n)))
 
     def emit(self, step: int, slot: int, request: int, token: int, position: int) -> None:
         """One `emit` given its position (for writers off the hot path)."""
         self.append(step, EventKind.EMIT, slot, request, token, step - position)
 
     def model_call(self, step: int, rows: int, active_mask: int, prefill_tokens: int | None = None) -> None:
-        self.blobs.append(active_mask if prefill_tokens is None else (active_mask, prefill_tokens))
-        self.append(step, EventKind.MODEL_CALL, ABSENT, ABSENT, rows, len(self.blobs) - 1)
+        self.attachments.append(active_mask if prefill_tokens is None else (active_mask, prefill_tokens))
+        self.append(step, EventKind.MODEL_CALL, ABSENT, ABSENT, rows, len(self.attachments) - 1)
 
-    def call_mask(self, blob: int) -> tuple[int, int | None]:
-        """A model call's (active mask bits, prefill tokens or None), from its blob index."""
-        value = self.blobs[blob]
+    def call_mask(self, attachment: int) -> tuple[int, int | None]:
+        """A model call's (active mask bits, prefill tokens or None), from its attachment's index."""
+        value = self.attachments[attachment]
         return value if isinstance(value, tuple) else (value, None)
 
+    def call_at(self, i: int) -> tuple[int, int | None]:
+        """Event `i`, a model call: its (active mask bits, prefill tokens or None)."""
+        return self.call_mask(self.detail[i])
+
+    def message_at(self, i: int) -> str:
+        """Event `i`, an error: its message."""
+        return self.attachments[self.detail[i]]
+
     def error(self, step: int, slot: int, request: int, message: str) -> None:
-        self.blobs.append(message)
-        self.append(step, EventKind.ERROR, slot, request, 0, len(self.blobs) - 1)
+        self.attachments.append(message)
+        self.append(step, EventKind.ERROR, slot, request, 0, len(self.attachments) - 1)
 
     # -- reading -----------------------------------------------------------------
     def __len__(self) -> int:
@@ -125,7 +205,10 @@ class EventLog:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, EventLog):
             return NotImplemented
-        fields = ("config", "model", "vocabulary", "requests", "step", "kind", "slot", "request", "a", "b", "blobs")
+        fields = (
+            "config", "model", "vocabulary", "requests", "step", "kind", "slot", "request", "value", "detail",
+            "attachments",
+        )  # fmt: skip
         return all(getattr(self, name) == getattr(other, name) for name in fields)
 
     @property
@@ -144,7 +227,7 @@ class EventLog:
         kind = EventKind(self.kind[i])
         slot = self.slot[i]
         request = self.request[i]
-        a, b = self.a[i], self.b[i]
+        a, b = self.value[i], self.detail[i]
         fields: dict[str, object] = {}
         if kind is EventKind.EMIT:
             fields = {"token": a, "position": self.step[i] - b}
@@ -157,7 +240,7 @@ class EventLog:
         elif kind is EventKind.EVICT:
             fields = {"reason": FinishReason(a).label}
         elif kind is EventKind.ERROR:
-            fields = {"message": self.blobs[b]}
+            fields = {"message": self.attachments[b]}
         elif kind is EventKind.PREFILL:
             fields = {"tokens": a, "computed": b}
         elif kind is EventKind.KV_ALLOC:
@@ -177,7 +260,7 @@ class EventLog:
         """Each arrived request's prompt + emitted tokens, rebuilt from the log alone."""
         out = {info.request_id: list(info.prompt) for info in self.requests}
         emit = EventKind.EMIT
-        for kind, request, token in zip(self.kind, self.request, self.a):
+        for kind, request, token in zip(self.kind, self.request, self.value):
             if kind == emit:
                 out[self.requests[request].request_id].append(token)
         return out

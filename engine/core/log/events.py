@@ -4,18 +4,19 @@ The log itself (`event_log.py`) is the single record of a run, from which everyt
 downstream is drawn. Its storage is columnar (one `array` per field, about 25 bytes an event) because a long run
 writes one `emit` per generated token. `Event` is the typed row view for reading.
 
-Each event has `step`, `kind`, `slot` and `request_id`; the two int columns `a` and `b`
-hold the kind's own fields:
+Each event has `step`, `kind`, `slot` and `request_id`; two int columns hold the kind's
+own fields, `value` (its main number) and `detail` (a second one, or the index of an
+attachment that does not fit an int: a model call's active mask, an error's message):
 
-| kind         | a                              | b                             |
+| kind         | value                          | detail                        |
 |--------------|--------------------------------|-------------------------------|
 | `arrive`     | -                              | -                             |
 | `admit`      | -                              | -                             |
-| `model_call` | rows sent                      | index of its blob: the active mask, or (mask, prefill tokens) |
+| `model_call` | rows sent                      | its attachment: the active mask, or (mask, prefill tokens) |
 | `emit`       | token                          | step − position               |
 | `stop_match` | stop sequence index, -1 = stop token | -                       |
 | `evict`      | `FinishReason` value           | -                             |
-| `error`      | -                              | index of the message blob     |
+| `error`      | -                              | its attachment: the message   |
 | `prefill`    | tokens computed this step      | tokens computed so far        |
 | `kv_alloc`   | physical block id              | -                             |
 | `kv_free`    | blocks given back              | -                             |
@@ -24,11 +25,11 @@ hold the kind's own fields:
 The last four, and `model_call`'s prefill tokens, appear only with a KV pool or a token
 budget (`EngineConfig.memory`), so a log without them reads exactly as before.
 
-An emit's position (0 = first generated token) is its step minus its `b`. A row emits once
-a step from its first token to its eviction or preemption, so `b` stays the same while it
-decodes in its slot, and the engine copies a step's whole `b` column from its batch view
-instead of computing a value per token. Its prefix length after the token is
-prompt length + position + 1.
+An emit's position (0 = first generated token) is its step minus its `detail`. A row emits
+once a step from its first token to its eviction or preemption, so `detail` stays the same
+while it decodes in its slot, and the log writes a step's whole `detail` column from the
+batch it was given instead of computing a value per token (`EventLog._emit_columns`). Its
+prefix length after the token is prompt length + position + 1.
 
 A request's prompt, budget and stop sequences are stored once, in the request table,
 when it arrives. JSON Lines starts with one header line (the engine's `EngineConfig`, and

@@ -210,8 +210,8 @@ class _Structure:
         elif kind is EventKind.MODEL_CALL:
             if self.call_step == log.step[i]:
                 raise line.fail("kind", f"step {log.step[i]} already has its model call")
-            self.call_step, self.call_rows_left = log.step[i], log.a[i]
-            self.call_mask = log.call_mask(log.b[i])[0]
+            self.call_step, self.call_rows_left = log.step[i], log.value[i]
+            self.call_mask = log.call_at(i)[0]
             if self.call_mask.bit_count() > self.call_rows_left:
                 raise line.fail("rows", "must count every active row of the mask")
         elif kind in (EventKind.PREEMPT, EventKind.PREFILL, EventKind.KV_ALLOC):
@@ -221,14 +221,14 @@ class _Structure:
                 del self.owner[slot], self.slot_of[request]
                 self.admitted.discard(request)
             elif kind is EventKind.KV_ALLOC:
-                block = log.a[i]
+                block = log.value[i]
                 if block in self.block_owner:
                     holder = log.request_id(self.block_owner[block])
                     raise line.fail("block", f"block {block} is already held by {holder}")
                 self.block_owner[block] = request
                 self.held[request] = self.held.get(request, 0) + 1
         elif kind is EventKind.KV_FREE:
-            if log.a[i] != self.held.get(request, 0):
+            if log.value[i] != self.held.get(request, 0):
                 raise line.fail("blocks", f"{name} holds {self.held.get(request, 0)} blocks")
             self.held.pop(request, None)
             self.block_owner = {b: r for b, r in self.block_owner.items() if r != request}
