@@ -23,12 +23,7 @@ from engine.analysis.metrics import request_metrics, summary
 from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
 from engine.lab.course import load_course
-from engine.lab.limits import (
-    MAX_BATCH_SIZE,
-    MAX_FILL_TIMEOUT,
-    MAX_LENGTH,
-    MAX_REQUESTS,
-)
+from engine.lab.limits import MAX_LENGTH, MAX_REQUESTS
 from engine.lab.quizzes import questions
 from engine.lab.scenario import Scenario
 from engine.lab.simulate import simulate
@@ -41,13 +36,12 @@ from .options import (
     cost_of,
     cost_options,
     count,
+    engine_options,
     formatted,
     label,
-    memory_options,
     progress,
     scenario_of,
     seed,
-    steps,
     timeout,
 )
 from .serve import add_serve_parser, serve_command
@@ -112,16 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     add_serve_parser(commands)
     for sub in (run, compare_cmd):
-        sub.add_argument("--batch-size", type=count(MAX_BATCH_SIZE), help="override the scenario's batch size")
-        memory_options(sub)
+        engine_options(sub, batching_mode=False)
         cost_options(sub)
-    run.add_argument("--static", action="store_true", help="static batching (default: the scenario's)")
-    run.add_argument(
-        "--fill-timeout",
-        type=steps(MAX_FILL_TIMEOUT),
-        help="static batching: an empty batch waits up to N steps to fill all its slots (default: the scenario's)",
-    )
-    run.add_argument("--padded", action="store_true", help="padded batches (default: the scenario's)")
+    engine_options(run, batching_mode=True)  # (compare runs every batching mode itself)
     return parser
 
 

@@ -1,6 +1,7 @@
-"""The command line's shared parts: argument types with their limits, the memory and cost
-options, the scenario a command runs (a file, a built-in name or a generated workload, with
-the flags' changes), progress on stderr, and how a summary figure is labelled and printed."""
+"""The command line's shared parts: argument types with their limits, the engine's options (one
+per setting of engine/lab/engine_settings.py, memory included) and the cost options, the
+scenario a command runs (a file, a built-in name or a generated workload, with the flags'
+changes), progress on stderr, and how a summary figure is labelled and printed."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import sys
 
 from engine.analysis.hardware import COST_MODELS, cost_model
 from engine.analysis.metrics import CostModel, format_seconds
-from engine.core.config import KV_POLICIES
-from engine.lab.limits import MAX_KV_BLOCKS, MAX_LENGTH, MAX_PROMPT_TOKENS, check_batch_sizes
+from engine.lab.engine_settings import ENGINE_SETTINGS
+from engine.lab.limits import check_batch_sizes
 from engine.lab.scenario import EngineConfig, ModelConfig, Scenario, WorkloadConfig, resolve_scenario
 from engine.practice.checker.sandbox import MAX_TIMEOUT
 
@@ -31,12 +32,12 @@ def bounded(parse, low: float, high: float, what: str, *, above_low: bool = Fals
     return check
 
 
+def integer(low: int, high: int):
+    return bounded(int, low, high, f"an integer from {low} to {high:,}")
+
+
 def count(limit: int):
-    return bounded(int, 1, limit, f"an integer from 1 to {limit:,}")
-
-
-def steps(limit: int):
-    return bounded(int, 0, limit, f"an integer from 0 to {limit:,}")
+    return integer(1, limit)
 
 
 def batch_sizes(text: str) -> tuple[int, ...]:
@@ -59,12 +60,27 @@ timeout = bounded(  # the checker's time limit per case (engine/practice/checker
 )
 
 
-def memory_options(parser: argparse.ArgumentParser) -> None:
-    memory = parser.add_argument_group("memory (the KV cache and chunked prefill; default: the scenario's)")
-    memory.add_argument("--kv-blocks", type=count(MAX_KV_BLOCKS), help="the KV pool, in blocks")
-    memory.add_argument("--block-size", type=count(MAX_LENGTH), help="tokens per KV block (16 if not set)")
-    memory.add_argument("--kv-policy", choices=KV_POLICIES, help="paged (vLLM) or reserve (prompt + max_tokens)")
-    memory.add_argument("--token-budget", type=count(MAX_PROMPT_TOKENS), help="most tokens one step computes")
+def engine_options(parser: argparse.ArgumentParser, *, batching_mode: bool) -> None:
+    """An option for each engine setting with a flag (engine/lab/engine_settings.py), each changing
+    the scenario's own; `batching_mode`: only those of the batching mode (`run` alone has them)."""
+    memory = None
+    for setting in ENGINE_SETTINGS:
+        if setting.flag is None or setting.batching_mode != batching_mode:
+            continue
+        words = f"{setting.help} (default: the scenario's)"
+        if setting.group == "memory":
+            memory = memory or parser.add_argument_group(
+                "memory (the KV cache and chunked prefill; default: the scenario's)"
+            )
+            given = "" if setting.optional or setting.kind != "int" else f" ({setting.default} if not set)"
+            words = setting.help + given
+        place = memory if setting.group == "memory" else parser
+        if setting.switch is not None:
+            place.add_argument(setting.flag, action="store_const", const=setting.switch, dest=setting.name, help=words)
+        elif setting.kind == "choice":
+            place.add_argument(setting.flag, choices=setting.choices, dest=setting.name, help=words)
+        else:
+            place.add_argument(setting.flag, type=integer(setting.low, setting.high), dest=setting.name, help=words)
 
 
 def cost_options(parser: argparse.ArgumentParser) -> None:
@@ -111,14 +127,10 @@ def scenario_of(args: argparse.Namespace) -> Scenario:
             workload=workload,
         )
     changes = {
-        name: getattr(args, name)
-        for name in ("batch_size", "kv_blocks", "block_size", "kv_policy", "token_budget", "fill_timeout")
-        if getattr(args, name, None) is not None
+        setting.name: getattr(args, setting.name)
+        for setting in ENGINE_SETTINGS
+        if getattr(args, setting.name, None) is not None
     }
-    if getattr(args, "static", False):
-        changes["batching"] = "static"
-    if getattr(args, "padded", False):
-        changes["padded"] = True
     return scenario.with_engine(**changes) if changes else scenario
 
 

@@ -23,6 +23,7 @@ from engine.analysis.metrics import CostModel, request_metrics, step_metrics, su
 from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay
 from engine.lab.compare import compare
+from engine.lab.engine_settings import ENGINE_SETTINGS
 from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
 from engine.lab.quizzes import questions
 from engine.lab.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
@@ -50,7 +51,8 @@ KEEP = Keep.KEEP
 
 @dataclass(frozen=True)
 class Overrides:
-    """The user's changes to a scenario, as plain hashable values."""
+    """The user's changes to a scenario, as plain hashable values: one field per setting of the
+    sidebar (`ui/settings.py`), so one per engine setting (tests/test_engine_settings.py checks)."""
 
     batch_size: int | None = None
     stop_token: int | None = None
@@ -70,7 +72,7 @@ class Overrides:
     token_budget: int | None | Keep = KEEP
 
 
-MEMORY = ("kv_blocks", "block_size", "kv_policy", "token_budget")  # the Overrides fields set as they are
+MEMORY = tuple(s.name for s in ENGINE_SETTINGS if s.group == "memory")  # the Overrides fields set as they are
 
 
 @dataclass

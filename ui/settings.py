@@ -4,7 +4,9 @@ An entry names its key (the session-state key, the URL parameter and the `Overri
 at once), its label, its widget and bounds, where a scenario keeps its own value, and when
 the sidebar shows it. The sidebar (`ui/controls.py`), the URL (`ui/url.py`) and the
 defaults a lesson starts from all read this table, so a new setting is one entry here and
-one field of `Overrides` (`ui/runs.py`).
+one field of `Overrides` (`ui/runs.py`). An engine setting's entry (`_engine`) takes its key,
+bounds, options, group and default from the engine's table (`engine/lab/engine_settings.py`)
+and adds only its words and widget (the fill timeout's bound is the sidebar's, narrower).
 
 Two settings are text that the sidebar parses (`stop_token`, `stop_sequences`); the
 optional numbers (`kv_blocks`, `token_budget`) write "none" in the URL for an empty field.
@@ -14,15 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import streamlit as st
 
-from engine.core.config import KV_POLICIES
-from engine.lab.limits import MAX_BATCH_SIZE, MAX_KV_BLOCKS, MAX_LENGTH, MAX_PROMPT_TOKENS
-from engine.lab.scenario import Scenario
+from engine.lab.engine_settings import BY_NAME
+from engine.lab.scenario import EngineConfig, Scenario
 
 MAX_WORKLOAD = 5_000  # requests a generated workload may have in the app
-MAX_FILL_TIMEOUT = 1_000  # steps, in the sidebar and the URL
+MAX_FILL_TIMEOUT = 1_000  # steps, in the sidebar and the URL (narrower than a scenario's)
 MAX_SEED = 10**6
 
 
@@ -80,69 +82,63 @@ def _stop_token_text(scenario: Scenario) -> str:
     return "" if token is None else str(token)
 
 
+def _engine(name: str, label: str, widget: str, **ui) -> Setting:
+    """The sidebar's entry for one engine setting: its key, bounds, options and group from the
+    engine's table (engine/lab/engine_settings.py); `ui` adds the label's words and narrows a bound."""
+    setting = BY_NAME[name]
+    table = {"low": setting.low or 0, "high": setting.high or 0, "options": setting.choices, "group": setting.group}
+    return Setting(name, label, widget, _own_engine_value(name, widget), **(table | ui))
+
+
+def _own_engine_value(name: str, widget: str) -> Callable[[Scenario], object]:
+    def own(scenario: Scenario) -> object:
+        value = getattr(scenario.engine, name)
+        if widget == "text":
+            return "" if value is None else str(value)  # (the stop token: empty for none)
+        return 0 if value is None and widget == "number" else value  # (the fill timeout: 0 for none)
+
+    return own
+
+
 SETTINGS = (
-    Setting("batch_size", "Batch size (slots)", "number", lambda s: s.engine.batch_size, 1, MAX_BATCH_SIZE),
-    Setting("stop_token", "Stop token (empty: none)", "text", _stop_token_text, placeholder="none"),
+    _engine("batch_size", "Batch size (slots)", "number"),
+    _engine("stop_token", "Stop token (empty: none)", "text", placeholder="none"),
     Setting("stop_sequences", "Extra stop sequences for every request", "text", lambda s: "", placeholder="7 8; 3 3 4"),
-    Setting(
-        "batching", "Batching", "radio", lambda s: s.engine.batching, options=("continuous", "static"), projector=True
-    ),
-    Setting("padded", "Padded batches (fixed shape + mask)", "toggle", lambda s: s.engine.padded, projector=True),
-    Setting(
+    _engine("batching", "Batching", "radio", projector=True),
+    _engine("padded", "Padded batches (fixed shape + mask)", "toggle", projector=True),
+    _engine(
         "fill_timeout",
         "Fill timeout (steps; 0: run at once)",
         "number",
-        lambda s: s.engine.fill_timeout or 0,
-        0,
-        MAX_FILL_TIMEOUT,
+        high=MAX_FILL_TIMEOUT,
         help="An empty static batch waits until the queue can fill it, or until its oldest request has waited "
         "this long.",
         shown=_static,
     ),
-    Setting(
+    _engine(
         "kv_blocks",
         "KV blocks (empty: unlimited memory)",
         "optional_number",
-        lambda s: s.engine.kv_blocks,
-        1,
-        MAX_KV_BLOCKS,
         help="The KV cache pool, in blocks of block-size tokens each.",
         placeholder="unlimited",
-        group="memory",
         shown=_memory,
     ),
-    Setting(
-        "block_size",
-        "Block size (tokens)",
-        "number",
-        lambda s: s.engine.block_size,
-        1,
-        MAX_LENGTH,
-        group="memory",
-        shown=_paged_or_reserved,
-    ),
-    Setting(
+    _engine("block_size", "Block size (tokens)", "number", shown=_paged_or_reserved),
+    _engine(
         "kv_policy",
         "KV policy",
         "radio",
-        lambda s: s.engine.kv_policy,
-        options=KV_POLICIES,
         help="paged: a row takes a block when its tokens need one (vLLM); reserve: prompt + max_tokens at "
         "admission (Orca, FasterTransformer).",
-        group="memory",
         shown=_paged_or_reserved,
     ),
-    Setting(
+    _engine(
         "token_budget",
         "Token budget per step (empty: none)",
         "optional_number",
-        lambda s: s.engine.token_budget,
-        1,
-        MAX_PROMPT_TOKENS,
         help="The most tokens one step computes (vLLM's max_num_batched_tokens): long prompts are prefilled in "
         "chunks. At least the batch size.",
         placeholder="none",
-        group="memory",
         shown=_memory,
     ),
     Setting("model_seed", "Model seed", "number", lambda s: s.model.seed, 0, MAX_SEED, group="model", shown=_simulated),
@@ -178,13 +174,13 @@ SETTINGS = (
     ),
 )
 BY_KEY = {setting.key: setting for setting in SETTINGS}
-NO_SCENARIO = {"batch_size": 4, "stop_token": "0", "stop_sequences": "", "batching": "continuous", "padded": False}
+ENGINE_DEFAULTS = SimpleNamespace(engine=EngineConfig())  # stands for a scenario at the engine's defaults
 
 
 def own_values(scenario: Scenario | None) -> dict:
     """The values a scenario starts from, for every setting it has (an upload not yet parsed: the engine's)."""
     if scenario is None:
-        return dict(NO_SCENARIO, fill_timeout=0)
+        return {setting.key: setting.own(ENGINE_DEFAULTS) for setting in SETTINGS if setting.group == "engine"}
     values = {}
     for setting in SETTINGS:
         try:

@@ -14,17 +14,13 @@ import tomllib
 from pathlib import Path
 
 from ..analysis.hardware import COST_MODELS
-from ..core.config import KV_POLICIES
 from ..core.validation import INT64_MAX, INT64_MIN, parse_text
+from .engine_settings import ENGINE_SETTINGS, EngineSetting
 from .limits import (
     MAX_ARRIVAL_STEP,
-    MAX_BATCH_SIZE,
     MAX_FILE_BYTES,
-    MAX_FILL_TIMEOUT,
-    MAX_KV_BLOCKS,
     MAX_LENGTH,
     MAX_PRIORITY,
-    MAX_PROMPT_TOKENS,
     MAX_REPLICAS,
     MAX_REQUESTS,
     REPLICA_SIGNALS,
@@ -138,22 +134,28 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
 
 
 def _engine(t: Table) -> EngineConfig:
-    batch_size = t.int("batch_size", 4, minimum=1, maximum=MAX_BATCH_SIZE)
-    kv = t.table("kv") or Table(t.source, {}, t.where("kv"))
-    config = EngineConfig(
-        batch_size=batch_size,
-        stop_token=t.int("stop_token", None, minimum=INT64_MIN, maximum=INT64_MAX),
-        batching=t.str("batching", "continuous", choices=("continuous", "static")),
-        padded=t.bool("padded", False),
-        kv_blocks=kv.int("blocks", None, minimum=1, maximum=MAX_KV_BLOCKS),
-        block_size=kv.int("block_size", 16, minimum=1, maximum=MAX_LENGTH),
-        kv_policy=kv.str("policy", "paged", choices=KV_POLICIES),
-        token_budget=t.int("token_budget", None, minimum=batch_size, maximum=MAX_PROMPT_TOKENS),
-        fill_timeout=t.int("fill_timeout", None, minimum=0, maximum=MAX_FILL_TIMEOUT),
-    )
-    kv.check_no_unknown_keys()
-    t.check_no_unknown_keys()
+    """`[engine]` (and `[engine.kv]`): one key per setting of engine_settings.py, within its limits there."""
+    tables = {"": t}
+    values: dict[str, object] = {}
+    for setting in ENGINE_SETTINGS:
+        section, _, key = setting.toml_path.rpartition(".")
+        if section not in tables:
+            tables[section] = t.table(section) or Table(t.source, {}, t.where(section))
+        values[setting.name] = _engine_value(tables[section], key, setting, values)
+    config = EngineConfig(**values)
+    for table in reversed(tables.values()):  # (a sub-table's unknown keys first)
+        table.check_no_unknown_keys()
     return config
+
+
+def _engine_value(t: Table, key: str, setting: EngineSetting, values: dict[str, object]) -> object:
+    default = None if setting.optional else setting.default
+    if setting.kind == "bool":
+        return t.bool(key, default)
+    if setting.kind == "choice":
+        return t.str(key, default, choices=setting.choices)
+    low = setting.low if setting.at_least is None else max(setting.low, values[setting.at_least])
+    return t.int(key, default, minimum=low, maximum=setting.high)
 
 
 def _model(t: Table, engine: EngineConfig) -> ModelConfig:
