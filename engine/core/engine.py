@@ -40,9 +40,8 @@ from .memory_scheduler import MemoryScheduler
 from .model_call import call_model
 from .models import model_caller
 from .outbox import Outbox
-from .plan import Finished, Plan
 from .request import FinishReason, Sequence, Status, new_sequence
-from .scheduler import Scheduler
+from .scheduler import Finished, Plan, Scheduler
 from .stops import stop_matcher
 from .validation import MAX_STEP
 
@@ -289,7 +288,7 @@ class BatchInferenceEngine:
     def _may_admit(self, running: int) -> bool:
         """Whether waiting requests may take free slots now, with `running` rows in the batch: the one
         place where static and continuous batching differ."""
-        return self.batching == "continuous" or running == 0  # static batching: only into an empty batch
+        return self.config.batching == "continuous" or running == 0  # static batching: only into an empty batch
 
     def _schedule(self) -> Plan:
         """Schedule: who is admitted (or, with a KV pool, preempted), and which rows the model gets."""

@@ -28,9 +28,8 @@ from .block_manager import BlockManager
 from .config import EngineConfig
 from .log.events import EventKind
 from .memory_policy import MemoryPolicy
-from .plan import Action, Batch, Finished, Plan
 from .request import FinishReason, Sequence, Status
-from .scheduler import Scheduler
+from .scheduler import Action, Batch, Finished, Plan, Scheduler
 
 SLOT, LOG_INDEX = attrgetter("slot"), attrgetter("log_index")
 

@@ -20,8 +20,8 @@ from functools import cached_property
 
 from ..core.engine import BatchInferenceEngine
 from ..core.memory_policy import CORRECT
-from ..core.plan import Plan
 from ..core.request import FinishReason, Sequence
+from ..core.scheduler import Plan
 from .memory_demos import CANCELLATION, PREEMPTION, DemoCase
 
 DECISIONS = ("_schedule", "_run", "_matcher", "_limit", "_delivered", "_may_admit", "memory_policy")  # one a bug

@@ -22,8 +22,8 @@ from .events import ABSENT, Event, EventKind, RequestInfo, mask_tuple
 from .jsonl import dump_jsonl, load_jsonl
 
 if TYPE_CHECKING:  # (the plan's records are read here, never built)
-    from ..plan import Finished, Plan
     from ..request import Sequence
+    from ..scheduler import Finished, Plan
 
 
 class EventLog:
