@@ -31,13 +31,21 @@ class BlockManager:
         """Blocks that hold `tokens` tokens."""
         return -(-tokens // self.block_size)  # ceil, in integers
 
-    def check_fits(self, tokens: int) -> None:
-        """Refuse a request of `tokens` tokens (prompt + max_tokens) that the whole pool could never hold."""
+    def check_fits(self, tokens: int, prompt: int = 0, held_back: int = 0) -> None:
+        """Refuse a request of `tokens` tokens (prompt + max_tokens) that the whole pool could never hold,
+        or whose `prompt` alone needs more than the blocks an admission may take (`held_back`: the
+        watermark's)."""
         need = self.blocks_for(tokens)
         if need > self.num_blocks:
             raise ValueError(
                 f"kv_blocks: prompt + max_tokens = {tokens:,} tokens need {need:,} blocks of "
                 f"{self.block_size}, but the pool has only {self.num_blocks:,}"
+            )
+        need = self.blocks_for(prompt)
+        if held_back and need > self.num_blocks - held_back:
+            raise ValueError(
+                f"kv_watermark: the prompt's {prompt:,} tokens need {need:,} blocks of {self.block_size}, but "
+                f"admissions may take only {self.num_blocks - held_back:,} of the pool's {self.num_blocks:,}"
             )
 
     def can_allocate(self, blocks: int) -> bool:

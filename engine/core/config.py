@@ -4,14 +4,24 @@
 The memory settings (names as in vLLM where it has one) are off by default: with
 `kv_blocks` and `token_budget` both None, memory is unlimited and a whole prompt is
 prefilled in the step that admits it. `fill_timeout` (static batching only) is off by
-default too: an empty batch runs at once with whatever waits.
+default too: an empty batch runs at once with whatever waits. So are prefix caching and the
+admission watermark (the contract's last section), which need a KV pool.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .validation import MAX_ENGINE_BATCH_SIZE, MAX_STEP, check_bool, check_choice, check_int, check_token
+from .validation import (
+    MAX_ENGINE_BATCH_SIZE,
+    MAX_STEP,
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    check_token,
+    wrong_value,
+)
 
 KV_POLICIES = ("paged", "reserve")
 BATCHING = ("continuous", "static")
@@ -28,6 +38,8 @@ class EngineConfig:
     kv_policy: str = "paged"  # "paged": blocks as tokens need them; "reserve": prompt + max_tokens at admission
     token_budget: int | None = None  # most tokens one step computes (vLLM's max_num_batched_tokens); None: no limit
     fill_timeout: int | None = None  # static: an empty batch waits up to this many steps to fill; None: runs at once
+    prefix_caching: bool = False  # full blocks are shared by identical prefixes (vLLM's automatic prefix caching)
+    kv_watermark: float = 0.0  # share of the pool held back from admissions (vLLM v0's watermark, 0.01 there)
 
     def __post_init__(self):
         """Check every field, in order, in the project's one wording (`validation.py`: the message
@@ -43,9 +55,20 @@ class EngineConfig:
             "kv_policy": check_choice("kv_policy", self.kv_policy, KV_POLICIES),
             "token_budget": _optional_int("token_budget", self.token_budget, minimum=self.batch_size),  # every row fits
             "fill_timeout": _optional_int("fill_timeout", self.fill_timeout, minimum=0),
+            "prefix_caching": check_bool("prefix_caching", self.prefix_caching),
+            "kv_watermark": _fraction("kv_watermark", self.kv_watermark),
         }
+        if checked["prefix_caching"] and (checked["kv_blocks"] is None or checked["kv_policy"] != "paged"):
+            raise ValueError("prefix_caching: needs kv_blocks set and kv_policy 'paged'")
+        if checked["kv_watermark"] and checked["kv_blocks"] is None:
+            raise ValueError("kv_watermark: needs kv_blocks set")
         for name, value in checked.items():
             object.__setattr__(self, name, value)  # (a frozen record: set once, here)
+
+    @property
+    def watermark_blocks(self) -> int:
+        """Blocks held back from admissions: int(kv_watermark * kv_blocks)."""
+        return int(self.kv_watermark * self.kv_blocks) if self.kv_blocks is not None else 0
 
     @property
     def memory(self) -> bool:
@@ -55,3 +78,11 @@ class EngineConfig:
 
 def _optional_int(where: str, value: object, minimum: int) -> int | None:
     return None if value is None else check_int(where, value, minimum=minimum, maximum=MAX_STEP)
+
+
+def _fraction(where: str, value: object) -> float:
+    """A number from 0 up to, not including, 1."""
+    number = check_number(where, value)
+    if not 0 <= number < 1:
+        raise wrong_value(where, "must be a number ≥ 0 and below 1", value)
+    return number

@@ -40,6 +40,7 @@ from .memory_scheduler import MemoryScheduler
 from .model_call import call_model
 from .models import model_caller
 from .outbox import Outbox
+from .prefix_cache import PrefixCache
 from .request import FinishReason, Sequence, Status, new_sequence
 from .scheduler import Finished, Plan, Scheduler
 from .stops import stop_matcher
@@ -64,9 +65,13 @@ class BatchInferenceEngine:
         kv_policy: str = "paged",
         token_budget: int | None = None,
         fill_timeout: int | None = None,
+        prefix_caching: bool = False,
+        kv_watermark: float = 0.0,
     ):
         """`kv_blocks`, `block_size`, `kv_policy` and `token_budget` model the KV cache and chunked
         prefill (docs/conventions.md, "Memory"); left at their defaults, memory is unlimited.
+        `prefix_caching` shares full blocks between identical prefixes and `kv_watermark` holds a
+        share of the pool back from admissions (both need `kv_blocks`; `prefix_cache.py`).
 
         `fill_timeout` (steps; static batching only) makes an empty batch wait to fill: it admits
         only when the queue can fill every slot or the oldest waiting request has waited
@@ -74,12 +79,14 @@ class BatchInferenceEngine:
         what is there, as the seeds' Part 1 does. Continuous batching always runs at once: a free
         slot is refilled the step it frees, so `fill_timeout` does not change it."""
         self.config = config = EngineConfig(  # checks every setting, naming it (config.py)
-            batch_size, stop_token, batching, padded, kv_blocks, block_size, kv_policy, token_budget, fill_timeout
-        )
+            batch_size, stop_token, batching, padded, kv_blocks, block_size, kv_policy, token_budget, fill_timeout,
+            prefix_caching, kv_watermark,
+        )  # fmt: skip
         self.model = model
         self._call = model_caller(model, config.padded)
         self.event_log = EventLog(config)
-        self._blocks = BlockManager(config.kv_blocks, config.block_size) if config.kv_blocks is not None else None
+        pool = PrefixCache if config.prefix_caching else BlockManager
+        self._blocks = pool(config.kv_blocks, config.block_size) if config.kv_blocks is not None else None
         if config.memory:  # the KV pool or the token budget is in play
             self._scheduler = MemoryScheduler(config, self._blocks, self.memory_policy)
         else:
@@ -148,8 +155,8 @@ class BatchInferenceEngine:
             limit=self._limit,
             priority=priority,
         )
-        if self._blocks is not None and seq.max_tokens:
-            self._blocks.check_fits(seq.prompt_len + seq.max_tokens)  # else it could never run
+        if self._blocks is not None and seq.max_tokens:  # else it could never run
+            self._blocks.check_fits(seq.prompt_len + seq.max_tokens, seq.prompt_len, self.config.watermark_blocks)
         self._submitted += 1
         self._streams += seq.on_token is not None
         self._live[request_id] = seq

@@ -28,6 +28,7 @@ from .block_manager import BlockManager
 from .config import EngineConfig
 from .log.events import EventKind
 from .memory_policy import MemoryPolicy
+from .prefix_cache import PrefixCache
 from .request import FinishReason, Sequence, Status
 from .scheduler import Action, Batch, Finished, Plan, Scheduler
 
@@ -40,10 +41,12 @@ def _still_prefilling(seq: Sequence) -> bool:
 
 
 class MemoryScheduler(Scheduler):
-    def __init__(self, config: EngineConfig, blocks: BlockManager | None, policy: MemoryPolicy):
+    def __init__(self, config: EngineConfig, blocks: BlockManager | PrefixCache | None, policy: MemoryPolicy):
         super().__init__(config)
         self.blocks, self.reserve, self.budget = blocks, config.kv_policy == "reserve", config.token_budget
         self.policy = policy
+        self.caching = config.prefix_caching  # (then `blocks` is a PrefixCache)
+        self.watermark = config.watermark_blocks  # free blocks an admission must leave while rows run
         self.prefilling: list[Sequence] = []  # running rows not yet sent since admission, oldest first
         self.admissions = 0  # numbers admissions: the newest running row is preempted first
         self.left = 0  # tokens of this step's budget not yet claimed
@@ -57,6 +60,8 @@ class MemoryScheduler(Scheduler):
         may_admit = bool(self.free and self.num_waiting) and self.admits(step, may_admit)
         if self.prefilling or step in self.needs_block_at or may_admit:  # (else every running row just decodes)
             self._share_the_step(plan, may_admit)
+            if self.caching:
+                plan.evicted = self.blocks.take_evicted()
         plan.batch = self.batch() if self.num_running else None
         return plan
 
@@ -113,12 +118,21 @@ class MemoryScheduler(Scheduler):
         plan.work.append(seq)
 
     def _admit(self, seq: Sequence, plan: Plan) -> bool:
-        """Admit the head of the queue if the blocks it needs now are free; False if not (head-of-line)."""
-        tokens = min(len(seq.tokens), self.left)
+        """Admit the head of the queue if the blocks it needs now are free; False if not (head-of-line).
+
+        With prefix caching its cached leading blocks are hits: they are not computed again, and only
+        the tokens after them are charged to the budget. While rows run, an admission leaves at least
+        the watermark's blocks free (an empty batch admits whatever fits: nothing runs that the
+        headroom would protect, and a preempted row longer than the pool less the watermark would
+        otherwise wait for ever)."""
         blocks = self.blocks
+        hits = blocks.match(seq) if self.caching else ()
+        computed = len(hits) * blocks.block_size if hits else 0
+        tokens = min(len(seq.tokens) - computed, self.left)
         if blocks is not None:
-            need = blocks.blocks_for(seq.prompt_len + seq.max_tokens if self.reserve else tokens)
-            if need > blocks.num_free:
+            need = blocks.blocks_for(seq.prompt_len + seq.max_tokens if self.reserve else computed + tokens) - len(hits)
+            free = blocks.free_besides(hits) if hits else blocks.num_free
+            if need > free - (self.watermark if self.num_running else 0):
                 if not self.num_running:  # only blocks lost by a finished row can do this (the zoo's leak)
                     raise RuntimeError(
                         f"kv_blocks: request {seq.request_id} needs {need:,} blocks and nothing runs, but the pool "
@@ -127,10 +141,12 @@ class MemoryScheduler(Scheduler):
                 return False
         self.take_slot(seq)
         self.admissions += 1
-        seq.admitted_at, seq.prefilling, seq.computed, seq.scheduled = self.admissions, True, 0, tokens
+        seq.admitted_at, seq.prefilling, seq.computed, seq.scheduled = self.admissions, True, computed, tokens
         self.prefilling.append(seq)
+        if hits:
+            blocks.share(seq, hits)
         taken = blocks.allocate(seq, need) if blocks is not None and need else ()
-        plan.actions.append(Action(EventKind.ADMIT, seq, seq.slot, taken))
+        plan.actions.append(Action(EventKind.ADMIT, seq, seq.slot, taken, hits=hits))
         self.left -= tokens
         plan.work.append(seq)
         return True
@@ -175,7 +191,16 @@ class MemoryScheduler(Scheduler):
     def postprocess(self, plan: Plan, tokens) -> list[Finished]:
         if plan.work:
             self.advance_prefills(plan, plan.step)
+        if self.caching:
+            self._register_filled_blocks(plan.step)
         return super().postprocess(plan, tokens)
+
+    def _register_filled_blocks(self, step: int) -> None:
+        """Prefix caching: decoding rows whose last block this step's token fills register it. They are
+        the rows filed for a new block next step (the token they write then starts one)."""
+        for seq in self.needs_block_at.get(step + 1, ()):
+            if seq.status is Status.RUNNING and not seq.prefilling:
+                self.blocks.register(seq, len(seq.tokens))
 
     def advance_prefills(self, plan: Plan, step: int) -> None:
         """After the step's model call: the work is done; rows whose prefill completed decode from now on."""
@@ -183,6 +208,8 @@ class MemoryScheduler(Scheduler):
         size, needs_block_at = self.blocks.block_size if paged else 0, self.needs_block_at
         for seq in plan.work:
             seq.computed += seq.scheduled
+            if self.caching:  # the blocks its computed tokens fill are cached from now on
+                self.blocks.register(seq, seq.computed)
             if seq.computed == len(seq.tokens):  # it was sent to the model, and its token is appended next
                 seq.prefilling = False
                 if paged:  # filed under the step at which its next token no longer fits its blocks

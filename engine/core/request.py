@@ -77,6 +77,7 @@ class Sequence:
     status: Status = Status.PENDING
     # Memory (engine/core/block_manager.py), used only with kv_blocks or token_budget set:
     blocks: list[int] = field(default_factory=list)  # the block table: physical block ids, logical order
+    block_identities: list[int] = field(default_factory=list)  # with prefix caching: its full blocks' identities
     prefilling: bool = True  # not yet sent to the model since its (last) admission
     computed: int = 0  # while prefilling: tokens whose keys and values are in the cache
     scheduled: int = 0  # tokens the current step computes for this row

@@ -41,6 +41,7 @@ class Action(NamedTuple):
     slot: int  # the slot it holds (ADMIT, KV_ALLOC) or held (PREEMPT)
     blocks: list[int] | tuple = ()  # ADMIT, KV_ALLOC: the KV block ids it takes (none without a KV pool)
     freed: int = 0  # PREEMPT: how many blocks it gave back
+    hits: list[int] | tuple = ()  # ADMIT, with prefix caching: the cached blocks its table starts with
 
 
 class Batch(NamedTuple):
@@ -58,7 +59,7 @@ class Batch(NamedTuple):
 class Plan:
     """One step's decisions, in the order the event log records them."""
 
-    __slots__ = ("step", "actions", "grown", "work", "batch")
+    __slots__ = ("step", "actions", "grown", "work", "batch", "evicted")
 
     def __init__(self, step: int):
         self.step = step
@@ -66,6 +67,7 @@ class Plan:
         self.grown: tuple | None = None  # decoding rows' new blocks, before `actions`: (slots, log indices, blocks)
         self.work: list[Sequence] = []  # rows prefilling this step (`scheduled` tokens each)
         self.batch: Batch | None = None  # the rows the model gets; None: no row holds a slot
+        self.evicted: list[int] | tuple = ()  # with prefix caching: blocks taken whose cached identity was dropped
 
     def admitted(self) -> list[Action]:
         return [action for action in self.actions if action.kind is EventKind.ADMIT]

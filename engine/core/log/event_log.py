@@ -62,23 +62,30 @@ class EventLog:
         self._write(step, events)
 
     def scheduled(self, plan: Plan) -> None:
-        """Schedule: the decoding rows' new blocks, then each admission (with its blocks), running row's new
-        blocks and preemption (with the blocks it gave back), in the scheduler's order."""
-        if plan.grown:  # decoding rows' new blocks, as columns
+        """Schedule: the decoding rows' new blocks, then each admission (with its cached and new blocks),
+        running row's new blocks and preemption (with the blocks it gave back), in the scheduler's order.
+        With prefix caching, a block whose cached identity was dropped to reuse it has its `kv_evict`
+        just before its `kv_alloc`."""
+        step, evicted = plan.step, set(plan.evicted)
+        if plan.grown and not evicted:  # decoding rows' new blocks, as columns
             slots, requests, blocks = plan.grown
-            self._write_columns(plan.step, EventKind.KV_ALLOC, slots, requests, blocks)
+            self._write_columns(step, EventKind.KV_ALLOC, slots, requests, blocks)
+        elif plan.grown:
+            self._write(step, [event for row in zip(*plan.grown) for event in _allocation(*row, evicted)])
         if not plan.actions:
             return
         events = []
-        for kind, seq, slot, blocks, freed in plan.actions:
+        for kind, seq, slot, blocks, freed, hits in plan.actions:
             if kind is EventKind.PREEMPT:
                 events.append((EventKind.PREEMPT, slot, seq.log_index, len(seq.tokens)))
                 events.append((EventKind.KV_FREE, slot, seq.log_index, freed))
                 continue
             if kind is EventKind.ADMIT:
                 events.append((EventKind.ADMIT, slot, seq.log_index, 0))
-            events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in blocks])
-        self._write(plan.step, events)
+                events.extend([(EventKind.PREFIX_HIT, slot, seq.log_index, block) for block in hits])
+            for block in blocks:
+                events.extend(_allocation(slot, seq.log_index, block, evicted))
+        self._write(step, events)
 
     def model_called(self, plan: Plan) -> None:
         """Run: the step's model call (0 rows when every row is still prefilling: the model was not called)."""
@@ -243,7 +250,7 @@ class EventLog:
             fields = {"message": self.attachments[b]}
         elif kind is EventKind.PREFILL:
             fields = {"tokens": a, "computed": b}
-        elif kind is EventKind.KV_ALLOC:
+        elif kind in (EventKind.KV_ALLOC, EventKind.PREFIX_HIT, EventKind.KV_EVICT):
             fields = {"block": a}
         elif kind is EventKind.KV_FREE:
             fields = {"blocks": a}
@@ -279,3 +286,12 @@ class EventLog:
     def from_jsonl(cls, text: str) -> EventLog:
         """Load a log written by `to_jsonl`; raises ValueError naming the bad line and the reason."""
         return load_jsonl(text, cls)
+
+
+def _allocation(slot: int, request: int, block: int, evicted: set[int]) -> list[tuple[int, int, int, int]]:
+    """A `kv_alloc`, after its block's `kv_evict` if taking it dropped a cached identity (once: a block
+    freed again within the step and taken anew lost its identity the first time)."""
+    if block in evicted:
+        evicted.discard(block)
+        return [(EventKind.KV_EVICT, slot, request, block), (EventKind.KV_ALLOC, slot, request, block)]
+    return [(EventKind.KV_ALLOC, slot, request, block)]

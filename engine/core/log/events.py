@@ -21,9 +21,14 @@ attachment that does not fit an int: a model call's active mask, an error's mess
 | `kv_alloc`   | physical block id              | -                             |
 | `kv_free`    | blocks given back              | -                             |
 | `preempt`    | tokens to compute again        | -                             |
+| `prefix_hit` | physical block id              | -                             |
+| `kv_evict`   | physical block id              | -                             |
 
 The last four, and `model_call`'s prefill tokens, appear only with a KV pool or a token
-budget (`EngineConfig.memory`), so a log without them reads exactly as before.
+budget (`EngineConfig.memory`), so a log without them reads exactly as before. `prefix_hit`
+(a cached block a row's table starts with, one event per block, just after its `admit`) and
+`kv_evict` (a free cached block losing its identity, just before the `kv_alloc` that reuses
+it) appear only with `prefix_caching`.
 
 An emit's position (0 = first generated token) is its step minus its `detail`. A row emits
 once a step from its first token to its eviction or preemption, so `detail` stays the same
@@ -61,6 +66,8 @@ class EventKind(IntEnum):
     KV_ALLOC = 8
     KV_FREE = 9
     PREEMPT = 10
+    PREFIX_HIT = 11
+    KV_EVICT = 12
 
     @property
     def label(self) -> str:
@@ -103,7 +110,7 @@ class Event:
     prefill_tokens: int | None = None  # model_call, with memory: prompt tokens the step computed
     tokens: int | None = None  # prefill: tokens computed for the row this step
     computed: int | None = None  # prefill: the row's tokens in the cache after it
-    block: int | None = None  # kv_alloc: the physical block id
+    block: int | None = None  # kv_alloc, prefix_hit, kv_evict: the physical block id
     blocks: int | None = None  # kv_free: how many blocks the row gave back
     recompute: int | None = None  # preempt: tokens (prompt + generated) the row must compute again
 

@@ -26,6 +26,7 @@ from ..validation import (
     check_bool,
     check_choice,
     check_int,
+    check_number,
     check_stop_sequences,
     check_str,
     check_token,
@@ -34,6 +35,7 @@ from ..validation import (
     shorten,
 )
 from .events import ABSENT, FORMAT, KIND_BY_LABEL, REASON_BY_LABEL, VERSION, EventKind, RequestInfo, mask_bits
+from .pool_replay import PoolReplay
 
 WORD_KEY = re.compile(r"-?[0-9]{1,19}")  # a vocabulary key: a token id, as JSON object keys are strings
 MAX_WORD = 200  # characters in one vocabulary word
@@ -73,6 +75,10 @@ def dump_jsonl(log) -> str:
         settings = {k: v for k, v in settings.items() if k not in MEMORY_FIELDS}
     if log.config.fill_timeout is None:  # in the header only when set
         del settings["fill_timeout"]
+    if not log.config.prefix_caching:  # (so are these two)
+        del settings["prefix_caching"]
+    if not log.config.kv_watermark:
+        del settings["kv_watermark"]
     header = {"format": FORMAT, "version": VERSION, **settings}
     if log.model is not None:
         header["model"] = log.model
@@ -137,6 +143,8 @@ def _header(line: _Line) -> tuple[EngineConfig, str | None, dict[int, str]]:
         kv_policy=line._checked(check_choice, "kv_policy", KV_POLICIES, optional=True) or "paged",
         token_budget=line.int("token_budget", minimum=batch_size, maximum=MAX_STEP, optional=True),
         fill_timeout=line.int("fill_timeout", minimum=0, maximum=MAX_STEP, optional=True),
+        prefix_caching=line._checked(check_bool, "prefix_caching", optional=True) or False,
+        kv_watermark=line._checked(check_number, "kv_watermark", optional=True) or 0.0,
     )
     return config, model, _vocabulary(line)
 
@@ -182,7 +190,9 @@ class _Structure:
     """Checks that the events tell a possible story, so a replay of the file cannot fail later:
     a request is admitted into a free slot (again only after a preemption), emits only from
     its own slot, in order, after its step's one model call and from a row that call had
-    active, holds only blocks nobody else holds, gives back what it holds, and is delivered once."""
+    active, holds only blocks nobody else holds (but cached blocks it hit, right after its
+    admission), gives back what it holds, and is delivered once; an evicted block is free and
+    taken by the very next event."""
 
     def __init__(self):
         self.owner: dict[int, int] = {}  # slot -> request index
@@ -191,12 +201,31 @@ class _Structure:
         self.done: set[int] = set()
         self.emitted: dict[int, int] = {}  # request index -> tokens so far
         self.call_step, self.call_mask, self.call_rows_left = -1, 0, 0  # the latest model call
-        self.block_owner: dict[int, int] = {}  # physical block -> request index
-        self.held: dict[int, int] = {}  # request index -> blocks it holds
+        self.holders: dict[int, set[int]] = {}  # physical block -> the requests whose table holds it
+        self.held: dict[int, list[int]] = {}  # request index -> its block table
+        self.written: set[int] = set()  # blocks some row has been given (only those can be cached)
+        self.previous: tuple[EventKind, int, int] | None = None  # the last event: (kind, request, block)
+        self.pool: PoolReplay | None = None  # with prefix caching: the pool, to check each block's story
 
     def check(self, log, line: _Line) -> None:
         i = len(log) - 1
         kind, slot, request = EventKind(log.kind[i]), log.slot[i], log.request[i]
+        self._check_structure(log, line, i, kind, slot, request)
+        if log.config.prefix_caching and kind in POOL_KINDS:
+            if self.pool is None:
+                self.pool = PoolReplay(log.config.kv_blocks, log.config.block_size)
+            filled = len(log.requests[request].prompt) + log[i].position if kind is EventKind.EMIT else log.detail[i]
+            problem = self.pool.check(kind, request, log.value[i], filled)
+            if problem:
+                raise line.fail("block", problem)
+
+    def _check_structure(self, log, line: _Line, i: int, kind: EventKind, slot: int, request: int) -> None:
+        previous, self.previous = self.previous, (kind, request, log.value[i])
+        if previous is not None and previous[0] is EventKind.KV_EVICT and (kind, request, log.value[i]) != (
+            EventKind.KV_ALLOC,
+            *previous[1:],
+        ):
+            raise line.fail("kind", f"a kv_evict must be followed by the kv_alloc of its block {previous[2]}")
         name = log.request_id(request)
         if request != ABSENT and request in self.done and kind not in (EventKind.ERROR, EventKind.KV_FREE):
             raise line.fail("request_id", f"{name} was already delivered")
@@ -214,24 +243,23 @@ class _Structure:
             self.call_mask = log.call_at(i)[0]
             if self.call_mask.bit_count() > self.call_rows_left:
                 raise line.fail("rows", "must count every active row of the mask")
-        elif kind in (EventKind.PREEMPT, EventKind.PREFILL, EventKind.KV_ALLOC):
+        elif kind in (EventKind.PREEMPT, EventKind.PREFILL, EventKind.KV_ALLOC, EventKind.PREFIX_HIT):
             if slot == ABSENT or self.owner.get(slot) != request:
                 raise line.fail("slot", f"{name} does not hold this slot")
             if kind is EventKind.PREEMPT:  # it leaves its slot and may be admitted again
                 del self.owner[slot], self.slot_of[request]
                 self.admitted.discard(request)
-            elif kind is EventKind.KV_ALLOC:
-                block = log.value[i]
-                if block in self.block_owner:
-                    holder = log.request_id(self.block_owner[block])
-                    raise line.fail("block", f"block {block} is already held by {holder}")
-                self.block_owner[block] = request
-                self.held[request] = self.held.get(request, 0) + 1
+            elif kind is not EventKind.PREFILL:
+                self._take(line, kind, request, log.value[i], previous, name, log)
+        elif kind is EventKind.KV_EVICT:
+            block = log.value[i]
+            if self.holders.get(block) or block not in self.written:
+                raise line.fail("block", f"block {block} is not a free cached block")
         elif kind is EventKind.KV_FREE:
-            if log.value[i] != self.held.get(request, 0):
-                raise line.fail("blocks", f"{name} holds {self.held.get(request, 0)} blocks")
-            self.held.pop(request, None)
-            self.block_owner = {b: r for b, r in self.block_owner.items() if r != request}
+            if log.value[i] != len(self.held.get(request, ())):
+                raise line.fail("blocks", f"{name} holds {len(self.held.get(request, ()))} blocks")
+            for block in self.held.pop(request, ()):
+                self.holders[block].discard(request)
         elif kind in (EventKind.EMIT, EventKind.STOP_MATCH):
             if slot == ABSENT or self.owner.get(slot) != request:
                 raise line.fail("slot", f"{name} does not hold this slot")
@@ -251,6 +279,21 @@ class _Structure:
             if slot != ABSENT:
                 del self.owner[slot], self.slot_of[request]
             self.done.add(request)
+
+    def _take(self, line: _Line, kind: EventKind, request: int, block: int, previous, name, log) -> None:
+        """A `kv_alloc` takes a block nobody holds; a `prefix_hit` (right after its row's admission) a block
+        some row was given before, which other rows may hold too."""
+        holders = self.holders.setdefault(block, set())
+        if kind is EventKind.KV_ALLOC and holders:
+            raise line.fail("block", f"block {block} is already held by {log.request_id(min(holders))}")
+        if kind is EventKind.PREFIX_HIT:
+            if previous is None or previous[0] not in (EventKind.ADMIT, EventKind.PREFIX_HIT) or previous[1] != request:
+                raise line.fail("kind", f"a prefix_hit comes right after {name}'s admit (or its other hits)")
+            if block not in self.written or request in holders:
+                raise line.fail("block", f"block {block} holds no cached tokens {name} may share")
+        holders.add(request)
+        self.held.setdefault(request, []).append(block)
+        self.written.add(block)
 
 
 def _load_event(log, line: _Line) -> None:
@@ -307,6 +350,8 @@ def _load_event(log, line: _Line) -> None:
     elif kind in MEMORY_KINDS:
         if not log.config.memory:
             raise line.fail("kind", "needs a log with kv_blocks or token_budget in its header")
+        if kind in CACHE_KINDS and not log.config.prefix_caching:
+            raise line.fail("kind", "needs a log with prefix_caching in its header")
         field, maximum = MEMORY_KINDS[kind]
         value = line.int(field, minimum=0, maximum=(log.config.kv_blocks or 1) - 1 if maximum is None else maximum)
         computed = line.int("computed", minimum=0, maximum=MAX_STEP) if kind is EventKind.PREFILL else 0
@@ -320,4 +365,8 @@ MEMORY_KINDS = {  # kind -> (its field, the field's maximum; None: below kv_bloc
     EventKind.KV_ALLOC: ("block", None),
     EventKind.KV_FREE: ("blocks", MAX_STEP),
     EventKind.PREEMPT: ("recompute", MAX_STEP),
+    EventKind.PREFIX_HIT: ("block", None),
+    EventKind.KV_EVICT: ("block", None),
 }
+CACHE_KINDS = (EventKind.PREFIX_HIT, EventKind.KV_EVICT)
+POOL_KINDS = (*CACHE_KINDS, EventKind.KV_ALLOC, EventKind.KV_FREE, EventKind.PREFILL, EventKind.EMIT)

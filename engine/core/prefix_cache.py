@@ -1,0 +1,118 @@
+"""The KV pool with automatic prefix caching: full blocks are kept under their identity and shared.
+
+A block is full when it holds `block_size` tokens. Its identity is the pair (the identity of
+the block before it in the same table, or none; the tuple of its tokens): a chained hash, as
+in vLLM, but exact, since each distinct pair is numbered once (`_identities`). A full block
+is registered under its identity in the step whose computed tokens fill it; partial blocks
+are never shared. Two rows that fill a block with the same prefix in the same run both
+register theirs; a hit takes the one registered first.
+
+At admission a row's tokens are matched block by block from the first: the longest run of
+leading cached blocks is a hit, capped so at least one token is still computed. Hit blocks
+join the row's table without being allocated, and each gains a reference.
+
+The free list is an eviction queue (vLLM v1's free block queue): it starts as 0 .. n-1, a
+new block is taken from its head, and a row that ends (finished, cancelled or preempted)
+drops one reference from each of its blocks; those left with none go to the tail in reverse
+table order, so a row's last blocks are reused before its first. A free full block stays
+cached, and can still be hit (which takes it out of the queue), until it is taken from the
+head for a new use: then its identity is dropped (`evicted`, for the log's `kv_evict`).
+
+References: vLLM's automatic prefix caching (docs: "design/prefix_caching"; v1
+`kv_cache_manager.py`, `block_pool.py`); the contract's last section.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from .block_manager import BlockManager
+from .request import Sequence
+
+
+class PrefixCache(BlockManager):
+    def __init__(self, num_blocks: int, block_size: int):
+        super().__init__(num_blocks, block_size)
+        self.queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))  # free blocks, head first
+        self.refs = [0] * num_blocks  # rows whose table holds the block
+        self.identity: list[int | None] = [None] * num_blocks  # a cached block's identity
+        self.cached: dict[int, list[int]] = {}  # identity -> the blocks registered under it, oldest first
+        self._identities: dict[tuple[int | None, tuple[int, ...]], int] = {}  # (parent, tokens) -> identity
+        self.evicted: list[int] = []  # blocks whose identity was dropped since the scheduler last took them
+
+    @property
+    def num_free(self) -> int:
+        return len(self.queue)
+
+    # -- admission ---------------------------------------------------------------
+    def match(self, seq: Sequence) -> list[int]:
+        """The cached blocks holding the longest prefix of `seq`'s tokens, leaving at least one token."""
+        tokens, size, identities, cached = seq.tokens, self.block_size, self._identities, self.cached
+        hits: list[int] = []
+        parent = None
+        for start in range(0, (len(tokens) - 1) // size * size, size):
+            parent = identities.get((parent, tuple(tokens[start : start + size])))
+            if parent not in cached:
+                break
+            hits.append(cached[parent][0])
+        return hits
+
+    def free_besides(self, hits: list[int]) -> int:
+        """Free blocks that are not among `hits`: what a row with these hits may take."""
+        return len(self.queue) - sum(1 for block in hits if not self.refs[block])
+
+    def share(self, seq: Sequence, hits: list[int]) -> None:
+        """`seq`'s table starts with the hit blocks, one more reference each."""
+        for block in hits:
+            if not self.refs[block]:
+                del self.queue[block]
+            self.refs[block] += 1
+        seq.blocks.extend(hits)
+        seq.block_identities = [self.identity[block] for block in hits]
+
+    # -- full blocks -------------------------------------------------------------
+    def register(self, seq: Sequence, cached_tokens: int) -> None:
+        """The blocks of `seq` that `cached_tokens` tokens fill are registered under their identity."""
+        size, known = self.block_size, seq.block_identities
+        for index in range(len(known), cached_tokens // size):
+            parent = known[-1] if known else None
+            key = (parent, tuple(seq.tokens[index * size : (index + 1) * size]))
+            identity = self._identities.setdefault(key, len(self._identities))
+            block = seq.blocks[index]
+            if self.identity[block] is None:  # (a hit block is registered already)
+                self.identity[block] = identity
+                self.cached.setdefault(identity, []).append(block)
+            known.append(identity)
+
+    # -- taking and giving back --------------------------------------------------
+    def _take(self, blocks: int) -> list[int]:
+        """`blocks` blocks from the head of the queue; a cached one loses its identity (evicted)."""
+        new = []
+        for _ in range(blocks):
+            block = self.queue.popitem(last=False)[0]
+            identity = self.identity[block]
+            if identity is not None:
+                self.identity[block] = None
+                holders = self.cached[identity]
+                holders.remove(block)
+                if not holders:
+                    del self.cached[identity]
+                self.evicted.append(block)
+            self.refs[block] = 1
+            new.append(block)
+        return new
+
+    def free(self, seq: Sequence) -> int:
+        """Drop `seq`'s reference to each of its blocks; those no one holds go to the queue's tail,
+        the table's last block first. Returns how many entries its table had."""
+        count = len(seq.blocks)
+        for block in reversed(seq.blocks):
+            self.refs[block] -= 1
+            if not self.refs[block]:
+                self.queue[block] = None
+        seq.blocks, seq.block_identities = [], []
+        return count
+
+    def take_evicted(self) -> list[int]:
+        evicted, self.evicted = self.evicted, []
+        return evicted
