@@ -21,7 +21,7 @@ from functools import cached_property
 from ..core.engine import BatchInferenceEngine
 from ..core.memory_policy import CORRECT
 from ..core.request import FinishReason, Sequence
-from ..core.scheduler import Plan
+from ..core.scheduler import Batch, Plan
 from .memory_demos import CANCELLATION, PREEMPTION, DemoCase
 
 DECISIONS = ("_schedule", "_run", "_matcher", "_limit", "_delivered", "_may_admit", "memory_policy")  # one a bug
@@ -32,11 +32,8 @@ class CrossedResults(BatchInferenceEngine):
 
     def _run(self, plan: Plan) -> array:
         answers = super()._run(plan)  # one per row sent, in slot order
-        by_submission = sorted(range(len(answers)), key=lambda i: plan.batch.rows[i].order)
-        crossed = array("q", answers)
-        for answer, row in zip(answers, by_submission):  # the i-th answer goes to the i-th row by submission
-            crossed[row] = answer
-        return crossed
+        plan.batch = Batch.of(sorted(plan.batch.rows, key=lambda seq: seq.order))  # the i-th answer: i-th submitted
+        return answers
 
 
 def _slot_tail_state(seq: Sequence, previous: Sequence | None) -> int:
