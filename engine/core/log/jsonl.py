@@ -211,19 +211,23 @@ class _Structure:
         i = len(log) - 1
         kind, slot, request = EventKind(log.kind[i]), log.slot[i], log.request[i]
         self._check_structure(log, line, i, kind, slot, request)
-        if log.config.prefix_caching and kind in POOL_KINDS:
+        if log.config.prefix_caching:
             if self.pool is None:
                 self.pool = PoolReplay(log.config.kv_blocks, log.config.block_size)
-            filled = len(log.requests[request].prompt) + log[i].position if kind is EventKind.EMIT else log.detail[i]
-            problem = self.pool.check(kind, request, log.value[i], filled)
+            problem = self.pool.apply(log, i)
             if problem:
                 raise line.fail("block", problem)
 
     def _check_structure(self, log, line: _Line, i: int, kind: EventKind, slot: int, request: int) -> None:
         previous, self.previous = self.previous, (kind, request, log.value[i])
-        if previous is not None and previous[0] is EventKind.KV_EVICT and (kind, request, log.value[i]) != (
-            EventKind.KV_ALLOC,
-            *previous[1:],
+        if (
+            previous is not None
+            and previous[0] is EventKind.KV_EVICT
+            and (kind, request, log.value[i])
+            != (
+                EventKind.KV_ALLOC,
+                *previous[1:],
+            )
         ):
             raise line.fail("kind", f"a kv_evict must be followed by the kv_alloc of its block {previous[2]}")
         name = log.request_id(request)
@@ -369,4 +373,3 @@ MEMORY_KINDS = {  # kind -> (its field, the field's maximum; None: below kv_bloc
     EventKind.KV_EVICT: ("block", None),
 }
 CACHE_KINDS = (EventKind.PREFIX_HIT, EventKind.KV_EVICT)
-POOL_KINDS = (*CACHE_KINDS, EventKind.KV_ALLOC, EventKind.KV_FREE, EventKind.PREFILL, EventKind.EMIT)

@@ -1,11 +1,12 @@
 """A prefix-cached KV pool rebuilt from the event log alone, one event at a time.
 
 It follows `engine/core/prefix_cache.py`'s rules from the events that record them: each
-block's reference count, which blocks are cached (every block filled by its row's computed
-tokens, from `prefill` and `emit` events, until a `kv_evict`), and the eviction queue's
-order. The JSONL reader feeds it every event of a log with `prefix_caching`, so a file whose
-blocks could not have been taken or shared that way is refused (`check` returns why); the
-analysis reads the state at any step from it (`engine/analysis/pool_state.py`).
+block's reference count, which blocks are cached and under which identity (every block
+filled by its row's computed tokens, from `prefill` and `emit` events, until a `kv_evict`;
+the tokens are the prompt and the emitted ones), and the eviction queue's order. The JSONL
+reader feeds it every event of a log with `prefix_caching`, so a file whose blocks could not
+have been taken or shared that way is refused (`apply` returns why); the analysis reads the
+state at any step from it (`engine/analysis/pool_state.py`).
 """
 
 from __future__ import annotations
@@ -14,52 +15,95 @@ from collections import OrderedDict
 
 from .events import EventKind
 
+POOL_KINDS = frozenset(
+    (EventKind.KV_ALLOC, EventKind.KV_FREE, EventKind.PREFIX_HIT, EventKind.KV_EVICT, EventKind.PREFILL, EventKind.EMIT)
+)
+
 
 class PoolReplay:
     def __init__(self, num_blocks: int, block_size: int):
         self.block_size = block_size
         self.queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))  # free blocks, head first
         self.refs = [0] * num_blocks
-        self.cached: set[int] = set()
+        self.identity: list[int | None] = [None] * num_blocks  # a cached block's identity
         self.tables: dict[int, list[int]] = {}  # request index -> its block table
-        self.registered: dict[int, int] = {}  # request index -> its leading blocks known to be cached
+        self.tokens: dict[int, list[int]] = {}  # request index -> its tokens (prompt + emitted)
+        self.known: dict[int, list[int]] = {}  # request index -> the identities of its leading full blocks
+        self._identities: dict[tuple[int | None, tuple[int, ...]], int] = {}  # (parent, tokens) -> identity
+
+    @property
+    def cached(self) -> set[int]:
+        return {block for block, identity in enumerate(self.identity) if identity is not None}
+
+    def apply(self, log, i: int) -> str | None:
+        """Apply event `i` of `log`; the reason it could not have happened, or None."""
+        kind = log.kind[i]
+        if kind not in POOL_KINDS:
+            return None
+        request = log.request[i]
+        if request not in self.tokens:
+            self.tokens[request] = list(log.requests[request].prompt)
+        if kind == EventKind.EMIT:  # the row's tokens in the cache after it: all but the one just sampled
+            return self.check(EventKind.EMIT, request, log.value[i], len(self.tokens[request]))
+        return self.check(EventKind(kind), request, log.value[i], log.detail[i])
 
     def check(self, kind: EventKind, request: int, value: int, filled: int = 0) -> str | None:
-        """Apply one event; the reason it could not have happened, or None. `value` is the event's block
-        (kv_alloc, prefix_hit, kv_evict); `filled` the row's tokens in the cache after a `prefill` or an
-        `emit` (its computed tokens; prompt + position for an emit)."""
+        """Apply one event of a request whose tokens `self.tokens` holds; the reason it could not have
+        happened, or None. `value` is the event's block (kv_alloc, prefix_hit, kv_evict) or token (emit);
+        `filled` the row's tokens in the cache after a `prefill` or an `emit`."""
+        table = self.tables.setdefault(request, [])
         if kind is EventKind.KV_EVICT:
-            if value not in self.cached or self._head() != value:
+            if self.identity[value] is None or self._head() != value:
                 return f"block {value} is not the eviction queue's head with cached tokens"
-            self.cached.discard(value)
+            self.identity[value] = None
         elif kind is EventKind.KV_ALLOC:
-            if value in self.cached:
+            if self.identity[value] is not None:
                 return f"block {value} still holds cached tokens: its kv_evict comes first"
             if self._head() != value:
                 return f"a new block comes from the eviction queue's head, block {self._head()}"
             del self.queue[value]
             self.refs[value] = 1
-            self.tables.setdefault(request, []).append(value)
+            table.append(value)
         elif kind is EventKind.PREFIX_HIT:
-            if value not in self.cached:
-                return f"block {value} holds no cached tokens"
+            if self.identity[value] is None or self.identity[value] != self._identity_at(request, len(table)):
+                return f"block {value} does not cache this request's tokens at block {len(table)} of its table"
             if not self.refs[value]:
                 del self.queue[value]
             self.refs[value] += 1
-            self.tables.setdefault(request, []).append(value)
-            self.registered[request] = self.registered.get(request, 0) + 1
+            table.append(value)
+            self.known.setdefault(request, []).append(self.identity[value])
         elif kind is EventKind.KV_FREE:
-            for block in reversed(self.tables.pop(request, [])):
+            for block in reversed(table):
                 self.refs[block] -= 1
                 if not self.refs[block]:
                     self.queue[block] = None
-            self.registered.pop(request, None)
+            table.clear()
+            self.known.pop(request, None)
         elif kind in (EventKind.PREFILL, EventKind.EMIT):
-            table, done = self.tables.get(request, []), self.registered.get(request, 0)
-            full = min(filled // self.block_size, len(table))
-            self.cached.update(table[done:full])
-            self.registered[request] = max(done, full)
+            self._register(request, min(filled // self.block_size, len(table)))
+            if kind is EventKind.EMIT:
+                self.tokens[request].append(value)
         return None
+
+    def _identity_at(self, request: int, index: int) -> int | None:
+        """The identity of the request's block `index`, if its tokens there were ever cached (chained)."""
+        known = self.known.get(request, [])
+        if len(known) != index:
+            return None
+        size = self.block_size
+        parent = known[-1] if known else None
+        return self._identities.get((parent, tuple(self.tokens[request][index * size : (index + 1) * size])))
+
+    def _register(self, request: int, full: int) -> None:
+        """The request's first `full` blocks are full: each is cached under its identity (once)."""
+        known, table, size = self.known.setdefault(request, []), self.tables[request], self.block_size
+        for index in range(len(known), full):
+            parent = known[-1] if known else None
+            key = (parent, tuple(self.tokens[request][index * size : (index + 1) * size]))
+            identity = self._identities.setdefault(key, len(self._identities))
+            if self.identity[table[index]] is None:
+                self.identity[table[index]] = identity
+            known.append(identity)
 
     def _head(self) -> int | None:
         return next(iter(self.queue), None)
