@@ -364,3 +364,35 @@ def test_the_cache_s_events_need_prefix_caching_in_the_header():
     lines[0] = lines[0].replace(', "prefix_caching": true', "")
     with pytest.raises(ValueError, match="line 16: kind: needs a log with prefix_caching in its header"):
         EventLog.from_jsonl("\n".join(lines))
+
+
+# -- what the analysis reads from such a log ------------------------------------------------
+def sharing_run() -> EventLog:
+    """Two slots: a, then b a step later with the same system prompt, while a still runs."""
+    engine = cached_engine(batch_size=2)
+    engine.submit_request([*SYSTEM, 1], 2, request_id="a")
+    engine.submit_request([*SYSTEM, 2], 2, request_id="b", arrival_step=1)
+    engine.run()
+    return engine.event_log
+
+
+def test_a_shared_block_is_held_once_in_the_metrics():
+    """At step 1 a holds blocks 0-2 and b shares 0 and 1 and takes 3: 4 blocks, not 6. Their tokens:
+    a's 6 (5 + the one written now) and b's 5, less the 4 they share: 7."""
+    from engine.analysis.metrics import step_metrics
+
+    steps = step_metrics(sharing_run())
+    assert steps.kv_blocks_held.tolist() == [3, 4, 3]
+    assert steps.kv_tokens_held.tolist() == [5, 7, 6]
+
+
+def test_the_narration_says_what_was_found_in_the_cache():
+    from engine.analysis.narration import narrate
+    from engine.analysis.replay import Replay
+
+    replay = Replay(sharing_run())
+    step_1 = narrate(replay, 1)
+    assert "Request b finds blocks 0 and 1 in the prefix cache: tokens it does not compute again." in step_1
+    assert "Request b takes block 3 (3 blocks now)." in step_1
+    assert "4 blocks of the KV cache are free." in step_1  # 8 less the 4 in use
+    assert replay[1].free_blocks == (4, 5, 6, 7)

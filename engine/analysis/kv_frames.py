@@ -31,9 +31,10 @@ from .metrics import before_the_call
 
 
 def kv_section(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np.ndarray) -> dict | None:
-    """The pool's ops (see the module docstring), or None for a run without a KV pool."""
+    """The pool's ops (see the module docstring), or None for a run without a KV pool, or with prefix
+    caching: a block shared by several rows has no single owner to draw (the stage does not draw that yet)."""
     blocks = log.config.kv_blocks
-    if blocks is None:
+    if blocks is None or log.config.prefix_caching:
         return None
     busy = np.unique(steps)
     seen = before_the_call(kinds, np.searchsorted(busy, steps), len(busy))

@@ -1,4 +1,4 @@
-"""The KV cache at any step, from a log's `kv_alloc`, `kv_free` and `prefill` events alone:
+"""The KV cache at any step, from a log's `kv_alloc` (and `prefix_hit`), `kv_free` and `prefill` events alone:
 each request's block table, the pool's free list and the tokens each row has in the cache.
 
 "At step k" means as that step's model call saw it, like the slot table: blocks taken
@@ -29,7 +29,8 @@ class KVReplay:
     def __init__(self, log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np.ndarray):
         self.log, self._steps = log, steps
         count = len(log.requests)
-        self._allocs, self._alloc_bounds = grouped(kinds == EventKind.KV_ALLOC, requests, count)
+        taken = (kinds == EventKind.KV_ALLOC) | (kinds == EventKind.PREFIX_HIT)  # (a hit block joins the table too)
+        self._allocs, self._alloc_bounds = grouped(taken, requests, count)
         self._frees, self._free_bounds = grouped(kinds == EventKind.KV_FREE, requests, count)
         self._prefills, self._prefill_bounds = grouped(kinds == EventKind.PREFILL, requests, count)
         self._emits, self._emit_bounds = grouped(kinds == EventKind.EMIT, requests, count)
@@ -50,7 +51,7 @@ class KVReplay:
         return len(self._held(request, step))
 
     def _held(self, request: int, step: int) -> np.ndarray:
-        """The `kv_alloc` event indices of the request's blocks at `step`."""
+        """The `kv_alloc` (and `prefix_hit`) event indices of the request's blocks at `step`."""
         cut = self.cut(step)
         frees = self._frees[self._free_bounds[request] : self._free_bounds[request + 1]]
         last_free = frees[bisect_left(frees, cut) - 1] if bisect_left(frees, cut) else -1

@@ -50,6 +50,7 @@ def before_call(
     model call; `blocks_of(request id)`: how many it holds then, None if it holds no slot) and how
     many of the pool's blocks are left `free` (None: no pool)."""
     out, frees = [], {e.request_id: e.blocks for e in events if e.kind == "kv_free"}
+    out.extend(cache_use(events))
     for e in events:
         if e.kind == "preempt":
             freed = frees.get(e.request_id, 0)
@@ -67,6 +68,26 @@ def before_call(
             out.append(f"Request {rid} takes {'block' if len(blocks) == 1 else 'blocks'} {listed(blocks)}{held}.")
     if free is not None and (taken or frees):
         out.append(f"{plural(free, 'block')} of the KV cache {'is' if free == 1 else 'are'} free.")
+    return out
+
+
+def cache_use(events: list[Event]) -> list[str]:
+    """With prefix caching: the cached blocks each admitted row starts from, and the cached blocks
+    dropped to be reused."""
+    hits: dict[str, list[int]] = {}
+    evicted = [e.block for e in events if e.kind == "kv_evict"]
+    for e in events:
+        if e.kind == "prefix_hit":
+            hits.setdefault(e.request_id, []).append(e.block)
+    out = [
+        f"Request {rid} finds {'block' if len(blocks) == 1 else 'blocks'} {listed(blocks)} in the prefix cache: "
+        "tokens it does not compute again."
+        for rid, blocks in hits.items()
+    ]
+    if evicted:
+        one = len(evicted) == 1
+        which = f"{'block' if one else 'blocks'} {listed(sorted(evicted))} {'is' if one else 'are'}"
+        out.append(f"Cached {which} evicted to be reused.")
     return out
 
 

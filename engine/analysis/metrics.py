@@ -28,6 +28,7 @@ import pandas as pd
 from ..core.log.event_log import EventLog
 from ..core.log.events import EventKind
 from ..core.request import FinishReason
+from .pool_state import pool_use
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,10 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
     slotless_evicts = (kind == EventKind.EVICT) & (log_slot(log) < 0)
     running = _running_rows(kind, row, rows, log_slot(log), count)
     blocks_held, tokens_held = _kv_use(kind, row, rows, request, value, detail, count)
+    if log.config.prefix_caching:  # a shared block is held once (its rows each count its tokens)
+        in_use, shared = pool_use(log, busy.tolist())
+        blocks_held = np.array(in_use, np.int64)
+        tokens_held = tokens_held - np.array(shared, np.int64) * log.config.block_size
     queue = np.cumsum(count(kind == EventKind.ARRIVE) - count(admits) - count(slotless_evicts)).astype(np.int64)
     duration = np.where(
         (rows_sent > 0) | (prefill > 0),  # a step that only prefills (a chunk) costs its prefill too

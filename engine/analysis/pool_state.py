@@ -6,14 +6,37 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from ..core.log.event_log import EventLog
+from ..core.log.events import EventKind
 from ..core.log.pool_replay import PoolReplay
 
 
 def pool_after(log: EventLog, step: int) -> PoolReplay:
     """The pool once every event of step `step` (and before) has happened. O(events so far)."""
     if not log.config.prefix_caching:
-        raise ValueError("pool_after: the log's run has no prefix cache (prefix_caching is off)")
+        raise ValueError("the log's run has no prefix cache (prefix_caching is off)")
     pool = PoolReplay(log.config.kv_blocks, log.config.block_size)
     for i in range(bisect_right(log.step, step)):
         pool.apply(log, i)
     return pool
+
+
+def pool_use(log: EventLog, busy: list[int]) -> tuple[list[int], list[int]]:
+    """For each busy step (its number, in order), as its model call saw the pool (every event before the
+    call; all of a step without one): the blocks in use, and the block references beyond the first
+    (a block that 3 rows share counts 2), so that per-row token counts can drop what they share."""
+    pool = pool_after(log, -1)
+    in_use, shared = [], []
+    index, n, calls = 0, len(log), _call_events(log)
+    for step in busy:
+        cut = calls.get(step, log.step_range(step).stop)
+        while index < min(cut, n):
+            pool.apply(log, index)
+            index += 1
+        in_use.append(len(pool.refs) - len(pool.queue))
+        shared.append(sum(refs - 1 for refs in pool.refs if refs > 1))
+    return in_use, shared
+
+
+def _call_events(log: EventLog) -> dict[int, int]:
+    """step -> the index of its model call event."""
+    return {log.step[i]: i for i in range(len(log)) if log.kind[i] == EventKind.MODEL_CALL}

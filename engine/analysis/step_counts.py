@@ -10,7 +10,8 @@ The counts are exactly those of `replay[step]`: `len(state.waiting)`, the slots 
 row, and `len(state.free_blocks)`. For the free blocks that holds when every block a
 request takes is given back before it leaves its slot and no block is held twice, which the
 engine and a checked JSONL file guarantee; a log where it does not (a hand-made one, or a
-bug zoo engine leaking blocks) is counted from `replay[step]` itself.
+bug zoo engine leaking blocks), or one with prefix caching (a block shared by several rows), is
+counted from `replay[step]` itself.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ class StepCounts:
         self._leaves = sorted(w[2] for w in waits)
         held = [o for slot in replay.occupancies() for o in slot]
         self._starts, self._lasts = sorted(o.start for o in held), sorted(o.last for o in held)
-        alive = _alive_blocks(replay) if replay.kv is not None and replay.log.config.kv_blocks else None
+        config = replay.log.config
+        regular = replay.kv is not None and config.kv_blocks and not config.prefix_caching
+        alive = _alive_blocks(replay) if regular else None
         self._alive = alive and tuple(a.tolist() for a in alive)
 
     def waiting(self, step: int) -> int:

@@ -198,9 +198,9 @@ class MemoryScheduler(Scheduler):
     def _register_filled_blocks(self, step: int) -> None:
         """Prefix caching: decoding rows whose last block this step's token fills register it. They are
         the rows filed for a new block next step (the token they write then starts one)."""
-        for seq in self.needs_block_at.get(step + 1, ()):
-            if seq.status is Status.RUNNING and not seq.prefilling:
-                self.blocks.register(seq, len(seq.tokens))
+        filled = self.needs_block_at.get(step + 1)
+        if filled:
+            self.blocks.register_filled(filled)
 
     def advance_prefills(self, plan: Plan, step: int) -> None:
         """After the step's model call: the work is done; rows whose prefill completed decode from now on."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from .block_manager import BlockManager
-from .request import Sequence
+from .request import Sequence, Status
 
 
 class PrefixCache(BlockManager):
@@ -73,32 +73,40 @@ class PrefixCache(BlockManager):
     # -- full blocks -------------------------------------------------------------
     def register(self, seq: Sequence, cached_tokens: int) -> None:
         """The blocks of `seq` that `cached_tokens` tokens fill are registered under their identity."""
-        size, known = self.block_size, seq.block_identities
+        size, known, tokens, blocks = self.block_size, seq.block_identities, seq.tokens, seq.blocks
+        identities, identity_of, cached = self._identities, self.identity, self.cached
         for index in range(len(known), cached_tokens // size):
-            parent = known[-1] if known else None
-            key = (parent, tuple(seq.tokens[index * size : (index + 1) * size]))
-            identity = self._identities.setdefault(key, len(self._identities))
-            block = seq.blocks[index]
-            if self.identity[block] is None:  # (a hit block is registered already)
-                self.identity[block] = identity
-                self.cached.setdefault(identity, []).append(block)
+            key = (known[-1] if known else None, tuple(tokens[index * size : (index + 1) * size]))
+            identity = identities.setdefault(key, len(identities))
+            block = blocks[index]
+            if identity_of[block] is None:  # (a hit block is registered already)
+                identity_of[block] = identity
+                cached.setdefault(identity, []).append(block)
             known.append(identity)
+
+    def register_filled(self, rows: list[Sequence]) -> None:
+        """Decoding rows whose last block this step's token filled: each registers it (one call a step)."""
+        register = self.register
+        for seq in rows:
+            if seq.status is Status.RUNNING and not seq.prefilling:
+                register(seq, len(seq.tokens))
 
     # -- taking and giving back --------------------------------------------------
     def _take(self, blocks: int) -> list[int]:
         """`blocks` blocks from the head of the queue; a cached one loses its identity (evicted)."""
-        new = []
+        new, pop, identity_of, refs = [], self.queue.popitem, self.identity, self.refs
         for _ in range(blocks):
-            block = self.queue.popitem(last=False)[0]
-            identity = self.identity[block]
+            block = pop(last=False)[0]
+            identity = identity_of[block]
             if identity is not None:
-                self.identity[block] = None
+                identity_of[block] = None
                 holders = self.cached[identity]
-                holders.remove(block)
-                if not holders:
+                if len(holders) == 1:
                     del self.cached[identity]
+                else:
+                    holders.remove(block)
                 self.evicted.append(block)
-            self.refs[block] = 1
+            refs[block] = 1
             new.append(block)
         return new
 
