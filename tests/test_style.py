@@ -1,16 +1,19 @@
 """The codebase stays ruff clean, every module says what it is for, and imports go down the layers:
-core <- analysis <- lab <- practice <- the front ends (cli/, ui/, app.py)."""
+core <- analysis <- lab <- practice <- the front ends (cblab/cli/, cblab/ui/, app.py); installed, the project adds
+only `engine` and `cblab` to site-packages' top level."""
 
 import ast
+import fnmatch
 import pathlib
 import shutil
 import subprocess
+import tomllib
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PACKAGES = ("engine", "cli", "ui")
-LAYERS = ["engine.core", "engine.analysis", "engine.lab", "engine.practice", "cli", "ui"]  # lowest first
+PACKAGES = ("engine", "cblab")
+LAYERS = ["engine.core", "engine.analysis", "engine.lab", "engine.practice", "cblab.cli", "cblab.ui"]  # lowest first
 
 
 def modules() -> list[pathlib.Path]:
@@ -72,10 +75,10 @@ def test_the_engine_imports_no_ui_library():
 
 
 def test_app_py_only_wires_the_front_end_together():
-    """app.py imports the app's parts (ui/), not the engine or the CLI, and lays out nothing itself:
-    the page's frame is ui/layout.py."""
+    """app.py imports the app's parts (cblab/ui/), not the engine or the CLI, and lays out nothing itself:
+    the page's frame is cblab/ui/layout.py."""
     app = ROOT / "app.py"
-    assert imported(app) and all(name == "ui" or name.startswith("ui.") for name in imported(app))
+    assert imported(app) and all(name == "cblab.ui" or name.startswith("cblab.ui.") for name in imported(app))
     layout = ("columns", "tabs", "container", "expander")
     calls = [
         node.func.attr
@@ -83,3 +86,15 @@ def test_app_py_only_wires_the_front_end_together():
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in layout
     ]
     assert calls == []
+
+
+def test_the_installed_top_level_packages_are_engine_and_cblab():
+    """pyproject's packages.find picks the repository's folders `engine` (the public API) and `cblab`
+    (the front ends), each a package, and no other: no generic `ui` or `cli` in site-packages."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    folders = [path for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith(".")]
+    top = {path.name for path in folders if any(fnmatch.fnmatchcase(path.name, pattern) for pattern in include)}
+    assert top == {"engine", "cblab"}
+    assert all((ROOT / name / "__init__.py").is_file() for name in top)
+    assert pyproject["project"]["scripts"]["cb-lab"].startswith("cblab.cli.")
