@@ -1,8 +1,8 @@
 """Continuous Batching Lab: watch continuous batching happen, one step at a time.
 
-The page's frame is laid out in `ui/layout.py` (the header, the tabs), the controls live in
-`ui/controls.py` (their table in `ui/settings.py`), the cached runs in `ui/runs.py`, the lesson
-in `ui/lesson_view.py`, the views in `ui/stage.py` and `ui/tabs.py`; this page only wires
+The page's frame is laid out in `cblab/ui/layout.py` (the header, the tabs), the controls live in
+`cblab/ui/controls.py` (their table in `cblab/ui/settings.py`), the cached runs in `cblab/ui/runs.py`, the lesson
+in `cblab/ui/lesson_view.py`, the views in `cblab/ui/stage.py` and `cblab/ui/tabs.py`; this page only wires
 them together: header, sidebar, the run, the lesson, the tabs.
 """
 
@@ -10,13 +10,13 @@ import dataclasses
 
 import streamlit as st
 
-from ui import url
-from ui.controls import UPLOAD, scenario_ui, settings_ui
-from ui.course import render_scores
-from ui.layout import render_header, render_tabs
-from ui.lesson_view import render_lesson
-from ui.page import render_page
-from ui.runs import Overrides, UserError, load
+from cblab.ui import url
+from cblab.ui.controls import UPLOAD, scenario_ui, settings_ui
+from cblab.ui.course import render_scores
+from cblab.ui.layout import render_header, render_tabs
+from cblab.ui.lesson_view import render_lesson
+from cblab.ui.page import render_page
+from cblab.ui.runs import Overrides, UserError, load
 
 LESSON_HELP = "A link opens a lesson by name or number: ?lesson=part2-slot-refill or ?lesson=1.2."
 

@@ -6,14 +6,14 @@
     python benchmarks/classroom.py --soak [--reruns 2000]   # memory over >= 2,000 reruns by 30 sessions
 
 For each lesson and each setting, side by side in one run, a fresh server (`streamlit run
-app.py`, warmed as `cli/worker_start.py` says, with the setting's command-line options,
+app.py`, warmed as `cblab/cli/worker_start.py` says, with the setting's command-line options,
 e.g. `--runner.postScriptGC false`) is started on loopback, and N browserless sessions
 (`benchmarks/streamlit_client.py`, which speaks Streamlit's websocket protocol; `python -m
 benchmarks.chromium_compare` checks it against Chromium) do, all at once: a cold landing
 (the server's first sight of the lesson), then N new sessions a warm landing, then a typed
 answer in the lesson's open prediction, Check prediction, and Next lesson, each after the
 class has read for `--read` seconds (5; 0: back to back); while a class reads, the server
-makes the next lesson (ui/prefetch.py). Each step is timed from its send to Streamlit's
+makes the next lesson (cblab/ui/prefetch.py). Each step is timed from its send to Streamlit's
 `script_finished` (a landing: from the page request). Then one learner opens the lesson in
 headless Chromium three times on the warm server: seconds to the stage's first painted grid;
 and, last, Streamlit's own floor: the same for a page that is only a title.
@@ -47,8 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import class_phases as phases  # noqa: E402
 from benchmarks.class_table import Measured, failures, table  # noqa: E402
 from benchmarks.streamlit_client import check_loopback  # noqa: E402
-from cli.serve import serving  # noqa: E402
-from cli.workers import APP, free_port, start_worker, stop, wait_healthy  # noqa: E402
+from cblab.cli.serve import serving  # noqa: E402
+from cblab.cli.workers import APP, free_port, start_worker, stop, wait_healthy  # noqa: E402
 
 MAX_SESSIONS, MAX_RERUNS = 100, 20_000
 DEFAULT_SETTINGS = [

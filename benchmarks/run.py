@@ -205,12 +205,12 @@ def naive_scale() -> dict:
 
 def stage_frames_seconds(repeats: int) -> tuple[float, int, int]:
     """Encoding the stage's frames for the Anyscale cap-1536 run (paged on the pool: 4,330 steps, 64 slots),
-    their JSON size (each sentence once) and their size as sent (compressed, ui/stage_wire.py)."""
+    their JSON size (each sentence once) and their size as sent (compressed, cblab/ui/stage_wire.py)."""
+    from cblab.ui.stage_wire import compress
     from engine.analysis.frames import encode, for_the_wire
     from engine.analysis.replay import Replay
     from engine.lab.scenario import resolve_scenario
     from engine.lab.simulate import simulate
-    from ui.stage_wire import compress
 
     log = simulate(resolve_scenario("anyscale-cap1536"))
     frames = encode(Replay(log))

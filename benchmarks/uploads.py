@@ -3,7 +3,7 @@
 `/_stcore/upload_file/<session id>/<file id>` is an ordinary HTTP request, apart from the
 session's websocket, and only the server holding that session accepts it (another answers
 400, "Invalid session_id"): behind a proxy it must reach the same worker
-(`cli/nginx_config.py` routes both by the sticky cookie). Streamlit checks its XSRF token:
+(`cblab/cli/nginx_config.py` routes both by the sticky cookie). Streamlit checks its XSRF token:
 the `_streamlit_xsrf` cookie, and the same token in an `X-Xsrftoken` header.
 """
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.workers import free_port, start_worker, stop, wait_healthy
+from cblab.cli.workers import free_port, start_worker, stop, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cblab.ui.lesson_view import requests_table
 from engine.analysis.narration import narrate
 from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay
@@ -22,7 +23,6 @@ from engine.lab.course import load_course
 from engine.lab.quizzes import Quiz, questions
 from engine.lab.scenario import Scenario, resolve_scenario
 from engine.lab.simulate import simulate
-from ui.lesson_view import requests_table
 
 
 @dataclass(frozen=True)

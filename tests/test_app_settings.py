@@ -1,4 +1,4 @@
-"""The sidebar's settings table (ui/settings.py) and the small things a class sees: memory settings
+"""The sidebar's settings table (cblab/ui/settings.py) and the small things a class sees: memory settings
 bound to the URL, Back and Forward between lessons, scores kept in the browser, tables in words,
 downloads named after the lesson."""
 
@@ -7,14 +7,14 @@ import pathlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cblab.ui.batch_view import lengths_text
+from cblab.ui.course import merge_scores
+from cblab.ui.runs import KEEP, Overrides, apply_overrides, load
+from cblab.ui.settings import BY_KEY, SETTINGS, own_values, parse, url_text
+from cblab.ui.tabs import comparison_table, download_name
 from engine.lab.compare import compare
 from engine.lab.scenario import resolve_scenario
 from tests.helpers import start_app
-from ui.batch_view import lengths_text
-from ui.course import merge_scores
-from ui.runs import KEEP, Overrides, apply_overrides, load
-from ui.settings import BY_KEY, SETTINGS, own_values, parse, url_text
-from ui.tabs import comparison_table, download_name
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 

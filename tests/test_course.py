@@ -11,7 +11,8 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cli.main import main as cli_main
+from cblab.cli.main import main as cli_main
+from cblab.ui.course import quiz_key
 from engine.analysis.quiz import grade
 from engine.analysis.replay import Replay
 from engine.lab.course import load_course
@@ -20,7 +21,6 @@ from engine.lab.scenario import SCENARIO_DIR, list_scenarios, parse_scenario, re
 from engine.lab.simulate import simulate
 from engine.lab.toml_reader import ScenarioError
 from tests.test_app import batch_caption, report_step
-from ui.course import quiz_key
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 COURSE = load_course()

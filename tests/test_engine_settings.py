@@ -6,13 +6,13 @@ import dataclasses
 
 import pytest
 
-from cli.main import build_parser
-from cli.options import scenario_of
+from cblab.cli.main import build_parser
+from cblab.cli.options import scenario_of
+from cblab.ui.runs import Overrides
+from cblab.ui.settings import BY_KEY, parse, url_text
 from engine import EngineConfig
 from engine.lab.engine_settings import ENGINE_SETTINGS
 from engine.lab.scenario import ScenarioError, parse_scenario
-from ui.runs import Overrides
-from ui.settings import BY_KEY, parse, url_text
 
 REQUESTS = 'title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = 1\n'
 IDS = [setting.name for setting in ENGINE_SETTINGS]

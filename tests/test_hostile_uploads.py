@@ -5,9 +5,9 @@ import pathlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cblab.ui.cache import SizedCache
+from cblab.ui.runs import Overrides, UserError, load, uploaded_scenario
 from tests.helpers import Upload
-from ui.cache import SizedCache
-from ui.runs import Overrides, UserError, load, uploaded_scenario
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 REQUEST = b"[[requests]]\nprompt = [1]\nmax_tokens = 1\n"

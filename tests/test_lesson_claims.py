@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from cblab.ui.batch_view import batch_view
 from engine import BatchInferenceEngine
 from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
@@ -13,7 +14,6 @@ from engine.analysis.replay import Replay
 from engine.lab.scenario import list_scenarios, resolve_scenario
 from engine.lab.simulate import simulate
 from tests.helpers import ScriptModel, evict_reasons, recording_engine
-from ui.batch_view import batch_view
 
 
 def text(scenario) -> str:

@@ -7,13 +7,13 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cblab.ui.batch_view import batch_view
+from cblab.ui.grid import grid_data, grid_figure
 from engine import EventLog
 from engine.analysis.metrics import summary
 from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
 from tests.update_golden import GOLDEN
-from ui.batch_view import batch_view
-from ui.grid import grid_data, grid_figure
 
 LOGS = [
     (GOLDEN / f"{name}.jsonl").read_text().splitlines()

@@ -5,12 +5,12 @@ import tracemalloc
 
 import pytest
 
+from cblab.ui.grid import grid_data, grid_figure
 from engine import EventLog
 from engine.analysis.metrics import request_metrics, step_metrics
 from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
 from tests.test_event_log import HEADER  # batch_size 2, stop token 0, continuous, ragged
-from ui.grid import grid_data, grid_figure
 
 ARRIVE = '{"step": 0, "kind": "arrive", "slot": null, "request_id": "A", "prompt": [1], "max_tokens": 3}'
 ADMIT = '{"step": 0, "kind": "admit", "slot": 0, "request_id": "A"}'

@@ -5,6 +5,9 @@ import pathlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cblab.ui.pair_view import checker_pair
+from cblab.ui.paired_runs import first_difference
+from cblab.ui.practice import ALLOW_CODE
 from engine import EventLog
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
@@ -13,9 +16,6 @@ from engine.practice.checker.driver import run_case
 from engine.practice.checker.reconstruct import reconstruct
 from engine.practice.checker.run import reference
 from engine.practice.zoo import BUGS, CrossedResults
-from ui.pair_view import checker_pair
-from ui.paired_runs import first_difference
-from ui.practice import ALLOW_CODE
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 

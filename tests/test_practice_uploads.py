@@ -7,6 +7,8 @@ import pytest
 import streamlit
 from streamlit.testing.v1 import AppTest
 
+from cblab.ui.pair_view import checker_pair
+from cblab.ui.runs import MAX_UPLOAD_BYTES
 from engine import EventLog
 from engine.core.log.events import RequestInfo
 from engine.practice.checker import reconstruct as reconstruct_module
@@ -17,8 +19,6 @@ from engine.practice.checker.run import check, reference
 from engine.practice.checker.trace import MAX_CALLS, Trace
 from engine.practice.zoo import CrossedResults
 from tests.helpers import Upload
-from ui.pair_view import checker_pair
-from ui.runs import MAX_UPLOAD_BYTES
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 PART2 = next(c for c in fixed_cases() if c.name == "part2")

@@ -7,10 +7,10 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cblab.ui.real_servers import callout_markdown
 from engine.lab.real_servers import MAX_CALLOUTS, Callout
 from engine.lab.scenario import list_scenarios, load_scenario, parse_scenario
 from engine.lab.toml_reader import ScenarioError
-from ui.real_servers import callout_markdown
 
 REQUESTS = "[[requests]]\nprompt = [1]\nmax_tokens = 2\n"
 CALLOUT = '[[real_servers]]\ntext = "vLLM differs."\nsource = "https://docs.vllm.ai/en/latest/"\n'
@@ -74,8 +74,8 @@ def test_a_callout_links_its_source_by_the_site_name():
 
 
 def show(name: str) -> None:
+    from cblab.ui.real_servers import render_callouts
     from engine.lab.scenario import resolve_scenario
-    from ui.real_servers import render_callouts
 
     render_callouts(resolve_scenario(name))
 

@@ -131,8 +131,8 @@ def test_the_cli_prints_the_three_runs():
 
 
 def replicas_page():
+    from cblab.ui.replicas_view import render_replicas
     from engine.lab.scenario import resolve_scenario
-    from ui.replicas_view import render_replicas
 
     render_replicas(resolve_scenario("autoscaling-replicas"))
 

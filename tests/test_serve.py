@@ -23,7 +23,7 @@ import pytest
 
 from benchmarks.streamlit_client import Session
 from benchmarks.uploads import put_file
-from cli.workers import free_port, wait_healthy
+from cblab.cli.workers import free_port, wait_healthy
 from tests.browser_support import ROOT
 
 NGINX = "/usr/sbin/nginx"

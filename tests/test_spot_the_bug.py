@@ -9,16 +9,16 @@ import pathlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cblab.ui.bug_story import story
+from cblab.ui.pair_view import INSET, OUTLINE, pair_figure
+from cblab.ui.paired_runs import cells, first_difference, run_logged
+from cblab.ui.spot_the_bug import bug_demo, verdict
 from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
 from engine.practice.checker.cases import fixed_cases
 from engine.practice.checker.driver import run_case
 from engine.practice.memory_demos import DemoCase
 from engine.practice.zoo import BUGS
-from ui.bug_story import story
-from ui.pair_view import INSET, OUTLINE, pair_figure
-from ui.paired_runs import cells, first_difference, run_logged
-from ui.spot_the_bug import bug_demo, verdict
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 

@@ -2,12 +2,12 @@
 
 import json
 
+from cblab.ui.stage_wire import compress, inflate, pack, unpack
 from engine.analysis.frames import encode, for_the_wire
 from engine.analysis.replay import Replay
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
 from tests.helpers import start_app
-from ui.stage_wire import compress, inflate, pack, unpack
 
 
 def frames_of(name: str) -> dict:

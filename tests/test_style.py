@@ -1,16 +1,20 @@
 """The codebase stays ruff clean, every module says what it is for, and imports go down the layers:
-core <- analysis <- lab <- practice <- the front ends (cli/, ui/, app.py)."""
+core <- analysis <- lab <- practice <- the front ends (cblab/cli/, cblab/ui/, app.py); installed, the project adds
+only `engine` and `cblab` to site-packages' top level; and the engine keeps nano-vllm's shape (a step read as
+schedule, run, postprocess; the log written once per phase; nothing of the bug zoo in the core)."""
 
 import ast
+import fnmatch
 import pathlib
 import shutil
 import subprocess
+import tomllib
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PACKAGES = ("engine", "cli", "ui")
-LAYERS = ["engine.core", "engine.analysis", "engine.lab", "engine.practice", "cli", "ui"]  # lowest first
+PACKAGES = ("engine", "cblab")
+LAYERS = ["engine.core", "engine.analysis", "engine.lab", "engine.practice", "cblab.cli", "cblab.ui"]  # lowest first
 
 
 def modules() -> list[pathlib.Path]:
@@ -72,10 +76,10 @@ def test_the_engine_imports_no_ui_library():
 
 
 def test_app_py_only_wires_the_front_end_together():
-    """app.py imports the app's parts (ui/), not the engine or the CLI, and lays out nothing itself:
-    the page's frame is ui/layout.py."""
+    """app.py imports the app's parts (cblab/ui/), not the engine or the CLI, and lays out nothing itself:
+    the page's frame is cblab/ui/layout.py."""
     app = ROOT / "app.py"
-    assert imported(app) and all(name == "ui" or name.startswith("ui.") for name in imported(app))
+    assert imported(app) and all(name == "cblab.ui" or name.startswith("cblab.ui.") for name in imported(app))
     layout = ("columns", "tabs", "container", "expander")
     calls = [
         node.func.attr
@@ -83,3 +87,85 @@ def test_app_py_only_wires_the_front_end_together():
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in layout
     ]
     assert calls == []
+
+
+def test_the_installed_top_level_packages_are_engine_and_cblab():
+    """pyproject's packages.find picks the repository's folders `engine` (the public API) and `cblab`
+    (the front ends), each a package, and no other: no generic `ui` or `cli` in site-packages."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    folders = [path for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith(".")]
+    top = {path.name for path in folders if any(fnmatch.fnmatchcase(path.name, pattern) for pattern in include)}
+    assert top == {"engine", "cblab"}
+    assert all((ROOT / name / "__init__.py").is_file() for name in top)
+    assert pyproject["project"]["scripts"]["cb-lab"].startswith("cblab.cli.")
+
+
+# -- the engine's shape (issue 23): a step read in two files, the log once per phase, no zoo in the core --
+CORE = ROOT / "engine" / "core"
+
+
+def _method(path: pathlib.Path, cls: str, name: str) -> ast.FunctionDef:
+    tree = ast.parse(path.read_text())
+    klass = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == cls)
+    return next(node for node in klass.body if isinstance(node, ast.FunctionDef) and node.name == name)
+
+
+def _called(node: ast.AST) -> list[str]:
+    """The names of the methods and functions `node` calls, in source order."""
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    calls.sort(key=lambda n: (n.lineno, n.col_offset))
+    return [n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "") for n in calls]
+
+
+def test_a_step_reads_schedule_run_postprocess():
+    """`_step` is about a dozen lines: intake, then the three phases, in that order."""
+    step = _method(CORE / "engine.py", "BatchInferenceEngine", "_step")
+    assert step.end_lineno - step.lineno + 1 <= 14
+    phases = [name for name in _called(step) if name.startswith("_")]
+    assert phases == ["_take_arrivals_and_cancellations", "_schedule", "_run", "_postprocess"]
+
+
+def test_the_engine_writes_its_log_once_per_phase():
+    """engine.py writes the event log only through the log's phase methods (and a model fault's error)."""
+    tree = ast.parse((CORE / "engine.py").read_text())
+    written = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "event_log"
+        and node.attr != "request_index"
+    }
+    assert written == {"arrived", "ended", "scheduled", "model_called", "postprocessed", "error"}
+
+
+def test_the_log_packs_its_columns_alone_and_names_them():
+    from engine.core.log.event_log import EventLog
+
+    for name in ("a", "b", "blobs"):
+        assert not hasattr(EventLog, name) and f"log.{name}[" not in "".join(
+            path.read_text() for path in (ROOT / "engine").rglob("*.py")
+        ), name
+
+
+def test_the_scheduler_does_not_reach_back_into_the_engine_or_the_zoo():
+    for name in ("scheduler.py", "memory_scheduler.py", "block_manager.py", "memory_policy.py"):
+        for module in imported(CORE / name):
+            assert module not in ("engine.core.engine", "engine.practice", "engine") and not module.startswith(
+                "engine.practice"
+            ), (name, module)
+
+
+def test_the_correct_engine_carries_nothing_for_the_zoo():
+    """No zoo-only state in the engine or its scheduler: each bug keeps what it remembers itself."""
+    from engine import BatchInferenceEngine
+    from engine.practice.zoo import BUGS
+
+    engine = BatchInferenceEngine(lambda batch: [1] * len(batch), 2, 0, kv_blocks=8, block_size=2)
+    own = set(vars(engine)) | set(vars(engine._scheduler))
+    for bug in BUGS.values():
+        extra = set(vars(bug.engine)) - set(dir(BatchInferenceEngine)) - {"__module__", "__doc__", "__qualname__"}
+        assert not extra & own, (bug.engine.__name__, extra & own)
+    assert not {"held", "previous", "hooks", "hold_slot"} & own
+    assert not any(isinstance(value, BatchInferenceEngine) for value in vars(engine._scheduler).values())

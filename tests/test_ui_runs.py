@@ -2,11 +2,8 @@
 
 import pytest
 
-from engine.lab.scenario import SCENARIO_DIR, resolve_scenario
-from engine.lab.simulate import simulate
-from tests.helpers import Upload
-from ui.batch_view import batch_view
-from ui.runs import (
+from cblab.ui.batch_view import batch_view
+from cblab.ui.runs import (
     MAX_UPLOAD_BYTES,
     Overrides,
     UserError,
@@ -16,7 +13,10 @@ from ui.runs import (
     parse_stop_token,
     uploaded_scenario,
 )
-from ui.settings import own_values
+from cblab.ui.settings import own_values
+from engine.lab.scenario import SCENARIO_DIR, resolve_scenario
+from engine.lab.simulate import simulate
+from tests.helpers import Upload
 
 
 def test_stop_token_text_parses_and_an_empty_field_means_none():

@@ -8,12 +8,12 @@ import dataclasses
 
 import pytest
 
+from cblab.ui.paired_runs import run_logged
 from engine import BatchInferenceEngine
 from engine.core.memory_policy import CORRECT, MemoryPolicy
 from engine.practice.memory_demos import CANCELLATION, PREEMPTION
 from engine.practice.zoo import BUGS, ForgetfulRecompute, LeakedBlocksOnCancel
 from tests.helpers import ScriptModel
-from ui.paired_runs import run_logged
 
 MEMORY_DECISIONS = {  # bug -> the one field of the memory policy it changes
     "preempted-to-the-back": "to_front",

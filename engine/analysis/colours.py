@@ -12,7 +12,7 @@ keeps one colour, and its every stretch counts for the strict rule.
 
 from __future__ import annotations
 
-COLOURS = 12  # the palette's size (ui/stage_component/stage.css has the colours)
+COLOURS = 12  # the palette's size (cblab/ui/stage_component/stage.css has the colours)
 
 
 def colours(occupancy: list[list[int]], count: int) -> list[int]:

@@ -1,5 +1,5 @@
 """`shared_cache`: `functools.lru_cache` for a server's threads, each value computed once;
-`KeyLocks`, the one lock per key that it (and the app's run cache, `ui/cache.py`) waits on.
+`KeyLocks`, the one lock per key that it (and the app's run cache, `cblab/ui/cache.py`) waits on.
 
 `lru_cache` lets every thread that misses compute the value itself: when thirty learners
 open the app at once on a fresh server, thirty threads read the whole course at the same

@@ -1,0 +1,7 @@
+"""The front ends: the Streamlit app's parts (`cblab.ui`, wired together by `app.py`) and the
+command line (`cblab.cli`, the `cb-lab` command and `python -m engine`).
+
+They live under a name of the project's own, the command's, so that installing the project
+puts no generic `ui` or `cli` at site-packages' top level; `engine` stays top-level, as the
+public API (`from engine import ...`).
+"""

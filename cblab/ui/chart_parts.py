@@ -1,0 +1,30 @@
+"""Pieces the Timeline and Metrics charts share: the cursor at the Grid's step, and the idle
+stretches a line must drop over instead of joining across."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from cblab.ui import palette
+
+IDLE_ZEROS = {"active_rows": 0, "queue_depth": 0, "padded_rows": 0}
+
+
+def add_cursor(figure: go.Figure, step: int) -> None:
+    """The vertical line at the step the Grid shows, labelled "step N"."""
+    figure.add_vline(
+        x=step,
+        line={"color": palette.CURRENT, "width": 2, "dash": "dot"},
+        annotation={"text": f"step {step}", "font": {"color": palette.CURRENT}},
+        annotation_position="top",
+    )
+
+
+def with_idle_stretches(steps: pd.DataFrame, idle: dict[str, float] = IDLE_ZEROS) -> pd.DataFrame:
+    """The busy steps' rows, plus the `idle` values (nothing runs or waits) at the first and
+    last step of each idle stretch, so a line does not join across it as if the work went on."""
+    stretches = steps[steps.idle_before > 0]
+    first = pd.DataFrame({"step": stretches.step - stretches.idle_before, **idle})
+    last = pd.DataFrame({"step": stretches.step - 1, **idle})
+    return pd.concat([steps, first, last]).drop_duplicates("step", keep="first").sort_values("step", kind="stable")

@@ -1,0 +1,43 @@
+"""What some lessons show beside the stage, under their text: how real servers differ, and
+the lessons whose point is not one run (a batch-size sweep, replicas behind a router, the
+running-table invariant checked on the correct engine and on the crossed-results bug).
+
+Each view is drawn only for a scenario that asks for it (`[[real_servers]]`, `[sweep]`,
+`[replicas]`; the invariant for its own lesson), in an expander that a projector's screen
+starts closed; while a prediction is open the view is not drawn (it would cost every rerun).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from cblab.ui.invariant_view import render_invariant
+from cblab.ui.real_servers import render_callouts
+from cblab.ui.replicas_view import render_replicas
+from cblab.ui.sweep_view import render_sweep
+from engine.lab.scenario import Scenario
+
+INVARIANT_LESSON = "running-equals-active-slots"
+
+
+def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool, predicting: bool = False) -> None:
+    """The views `scenario` asks for; `lesson` is its built-in name (None: an uploaded file). While a
+    prediction is open (`predicting`) the views, which show the whole run, start closed and say so."""
+    render_callouts(scenario, expanded=not projector)
+    views = [
+        (scenario.sweep is not None, "Throughput and latency against the batch size", render_sweep),
+        (scenario.replicas is not None, "Replicas behind a router: the autoscaling signal", render_replicas),
+        (lesson == INVARIANT_LESSON, "The running table, checked at every step", render_invariant),
+    ]
+    for wanted, title, render in views:
+        if wanted:
+            if predicting:
+                st.caption(f"{title}: the whole run, answers included. Open it after predicting.")
+            # keyed, with a label that never changes: the expander stays the same one when the predictions
+            # are done (a new label made a new expander, which ignored its first click). While a prediction
+            # is open its view (a chart and a table made from several runs) is not drawn at all.
+            with st.expander(title, expanded=not projector and not predicting, key=f"extra_{render.__name__}"):
+                if predicting:
+                    st.caption("Check this lesson's predictions first: this view shows the whole run.")
+                else:
+                    render(scenario)

@@ -1,0 +1,49 @@
+"""The page component: the browser's side of the whole page, with nothing to see.
+
+It keeps the browser history to one entry per lesson, so Back returns to the previous
+lesson (a step, a tab or a speed replaces the entry), and it keeps the learner's checked
+predictions in the browser's localStorage, never on the server, so a reload or the next
+visit keeps every chapter's score. Its JavaScript ships in `cblab/ui/page_component/`.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+from pathlib import Path
+
+import streamlit as st
+
+from cblab.ui.course import course, kept_scores, restore_scores
+
+HERE = Path(__file__).resolve().parent / "page_component"
+PAGE = st.components.v2.component("continuous_batching_lab.page", js=(HERE / "page.js").read_text(encoding="utf-8"))
+RESTORED = "scores_restored"  # session state: the browser's kept predictions were taken (or there were none)
+
+
+def render_page() -> None:
+    """Mount the page component (once per run, anywhere on the page)."""
+    session = st.session_state.setdefault("page_session", secrets.token_hex(8))
+    PAGE(
+        key="page",
+        data={
+            "session": session,
+            "restored": st.session_state.get(RESTORED, False),
+            "scores": kept_scores(),
+            "aliases": lesson_aliases(),
+        },
+        default={"saved": None},
+        on_saved_change=_take_saved,
+    )
+
+
+@functools.cache
+def lesson_aliases() -> dict[str, str]:
+    """Each lesson's number -> its name: a URL may name a lesson either way."""
+    return {lesson.number: lesson.name for lesson in course().lessons}
+
+
+def _take_saved() -> None:
+    state = st.session_state.get("page")
+    restore_scores(state.get("saved") if isinstance(state, dict) else getattr(state, "saved", None))
+    st.session_state[RESTORED] = True

@@ -1,0 +1,118 @@
+"""The Timeline and Metrics tabs: per-request waiting and running bars, and rows and queue over
+time (and, with memory, cblab/ui/kv_charts.py's charts), each with a cursor at the step the Grid shows."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from cblab.ui import palette
+from cblab.ui.chart_parts import add_cursor, with_idle_stretches
+from cblab.ui.kv_charts import render_memory_charts
+from cblab.ui.runs import Run
+from engine.analysis.metrics import CostModel, format_seconds
+
+MAX_TIMELINE_REQUESTS = 300
+
+
+def render_timeline(run: Run, step: int) -> None:
+    shown = min(len(run.requests), MAX_TIMELINE_REQUESTS)
+    if len(run.requests) > shown:
+        st.caption(f"The first {shown} of {len(run.requests)} requests.")
+    st.plotly_chart(timeline_figure(run, step), key="timeline")
+
+
+def timeline_figure(run: Run, step: int) -> go.Figure:
+    """Waiting and running bars per request, one per stretch in the queue and one per stint in a
+    slot (a preempted request runs, waits again and runs again), each running bar in the
+    request's colour on the stage (its slot only in the hover), and the cursor at `step`. Step k
+    spans k ± 0.5. The bars come from the stage's own frames, so both views always agree."""
+    count = min(len(run.log.requests), MAX_TIMELINE_REQUESTS)
+    ids = [info.request_id for info in run.log.requests[:count]]
+    end = len(run.replay)  # a log that ends mid-run: its last waits and stints stop there
+    waits = sorted((r, a, min(u, end)) for r, a, u, _ in run.frames["waits"] if r < count and u > a)
+    stints = sorted(
+        (r, first, min(last, end - 1), slot) for slot, r, first, last, _ in run.frames["occupancy"] if r < count
+    )
+    figure = go.Figure()
+    figure.add_bar(
+        y=[ids[r] for r, _, _ in waits],
+        x=[u - a for _, a, u in waits],
+        base=[a - 0.5 for _, a, _ in waits],
+        orientation="h",
+        name="waiting",
+        marker_color=palette.PADDED,
+        hovertext=[f"{ids[r]}: waiting, {span(a, u - 1)}" for r, a, u in waits],
+        hoverinfo="text",
+    )
+    figure.add_bar(
+        y=[ids[r] for r, _, _, _ in stints],
+        x=[last + 1 - first for _, first, last, _ in stints],
+        base=[first - 0.5 for _, first, _, _ in stints],
+        orientation="h",
+        name="running (colour = request, as on the Grid)",
+        marker_color=palette.of_requests(run.frames["colours"], [r for r, _, _, _ in stints]),
+        hovertext=[f"{ids[r]}: running in slot {slot}, {span(first, last)}" for r, first, last, slot in stints],
+        hoverinfo="text",
+    )
+    figure.update_layout(
+        barmode="overlay",
+        height=min(120 + 18 * len(ids), 2400),
+        xaxis_title="step",
+        yaxis={"autorange": "reversed", "title": "request", "categoryorder": "array", "categoryarray": ids},
+        margin={"t": 50},
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+    )
+    add_cursor(figure, step)
+    return figure
+
+
+def span(first: int, last: int) -> str:
+    """Hover text for steps first..last."""
+    return f"step {first:,}" if first == last else f"steps {first:,}–{last:,}"
+
+
+def render_metrics(run: Run, step: int) -> None:
+    figures = run.summary
+    columns = st.columns(5)
+    columns[0].metric("Steps", f"{figures['steps']:,}")
+    columns[1].metric("Throughput", f"{figures['throughput_tokens_per_s']:,.0f} tok/s")
+    columns[2].metric("Slot utilisation", f"{figures['slot_utilization']:.0%}")
+    columns[3].metric("Padding waste", f"{figures['padding_waste']:.0%}")
+    columns[4].metric("TTFT p50", format_seconds(figures["ttft_p50_s"]))
+    st.plotly_chart(over_time_figure(run, step), key="over_time")
+    render_memory_charts(run, step)
+    st.caption(cost_caption(run.cost))
+    st.dataframe(run.requests, key="request_table")
+
+
+def cost_caption(cost: CostModel) -> str:
+    """Which cost model turned the steps into simulated seconds, in its own figures."""
+    if cost.name == "default":
+        return (
+            "Simulated seconds come from the default cost model (engine/analysis/metrics.py): "
+            f"{cost.step_s * 1e3:g} ms a step + {cost.row_s * 1e3:g} ms a row + {cost.prefill_token_s * 1e3:g} ms "
+            "a prompt token, a 7B model on an A100 in round figures."
+        )
+    return (
+        f"Simulated seconds come from the hardware preset {cost.name} (engine/analysis/hardware.py): "
+        f"{cost.step_s * 1e3:.1f} ms a step to read the weights + {cost.kv_token_s * 1e6:.2f} µs per token of "
+        f"context attended + {cost.prefill_token_s * 1e3:.2f} ms a prompt token prefilled."
+    )
+
+
+def over_time_figure(run: Run, step: int) -> go.Figure:
+    """Active rows, queue depth and padded rows per busy step, with the cursor at `step`."""
+    steps = with_idle_stretches(run.steps)
+    figure = go.Figure()
+    for name, colour in palette.OVER_TIME.items():
+        figure.add_scatter(x=steps.step, y=steps[name.replace(" ", "_")], name=name, mode="lines", line_color=colour)
+    figure.update_layout(
+        height=360,
+        xaxis_title="step",
+        yaxis_title="count",
+        margin={"t": 50, "b": 40},
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+    )
+    add_cursor(figure, step)
+    return figure

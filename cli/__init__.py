@@ -1,1 +1,0 @@
-"""The command line, `python -m engine ...`: the other front end beside the app (`app.py`, `ui/`)."""
