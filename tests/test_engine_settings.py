@@ -11,7 +11,7 @@ from cblab.cli.options import scenario_of
 from cblab.ui.runs import Overrides
 from cblab.ui.settings import BY_KEY, parse, url_text
 from engine import EngineConfig
-from engine.lab.engine_settings import ENGINE_SETTINGS
+from engine.lab.engine_settings import BY_NAME, ENGINE_SETTINGS
 from engine.lab.scenario import ScenarioError, parse_scenario
 
 REQUESTS = 'title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = 1\n'
@@ -19,16 +19,28 @@ IDS = [setting.name for setting in ENGINE_SETTINGS]
 
 
 def a_value(setting):
-    """A value other than the default, within the table's bounds: the highest int, the last choice, True."""
+    """A value other than the default, within the table's bounds: the highest int, the last choice, True,
+    a fraction half way."""
     if setting.kind == "int":
         return setting.high
+    if setting.kind == "fraction":
+        return (setting.low + setting.high) / 2
     return True if setting.kind == "bool" else setting.choices[-1]
 
 
+def with_needs(setting, value) -> dict:
+    """The setting at `value`, with the other settings it needs (the table's `needs`)."""
+    return {**dict(setting.needs), setting.name: value}
+
+
 def toml(setting, value) -> str:
-    section, _, key = setting.toml_path.rpartition(".")
-    text = repr(value).lower() if isinstance(value, bool) else repr(value).replace("'", '"')
-    return f"{REQUESTS}[engine{'.' + section if section else ''}]\n{key} = {text}\n"
+    by_section: dict[str, list[str]] = {}
+    for name, given in with_needs(setting, value).items():
+        section, _, key = BY_NAME[name].toml_path.rpartition(".")
+        text = repr(given).lower() if isinstance(given, bool) else repr(given).replace("'", '"')
+        by_section.setdefault(section, []).append(f"{key} = {text}")
+    tables = [f"[engine{'.' + section if section else ''}]\n" + "\n".join(keys) for section, keys in by_section.items()]
+    return REQUESTS + "\n".join(tables) + "\n"
 
 
 def test_the_table_has_every_engine_config_field_in_order():
@@ -38,10 +50,15 @@ def test_the_table_has_every_engine_config_field_in_order():
 @pytest.mark.parametrize("setting", ENGINE_SETTINGS, ids=IDS)
 def test_the_engine_accepts_each_setting_at_the_table_s_bounds(setting):
     """A scenario's, a link's and a flag's limits lie within the engine's own."""
-    values = {"bool": [False, True], "choice": list(setting.choices), "int": [setting.low, setting.high]}
-    for value in values[setting.kind]:
+    values = {
+        "bool": lambda: [False, True],
+        "choice": lambda: list(setting.choices),
+        "int": lambda: [setting.low, setting.high],
+        "fraction": lambda: [setting.low, setting.high - 1e-9],
+    }
+    for value in values[setting.kind]():
         fits = {"batch_size": 1} if setting.at_least else {}
-        assert getattr(EngineConfig(**fits, **{setting.name: value}), setting.name) == value
+        assert getattr(EngineConfig(**fits, **with_needs(setting, value)), setting.name) == value
 
 
 @pytest.mark.parametrize("setting", ENGINE_SETTINGS, ids=IDS)
@@ -70,6 +87,8 @@ def test_the_cli_sets_each_flagged_setting_within_the_table_s_bounds(setting, ca
     parser = build_parser()
     value = a_value(setting)
     given = [] if setting.switch is not None else [str(value)]
+    for name, needed in setting.needs:
+        given += [BY_NAME[name].flag, str(needed)]
     args = parser.parse_args(["run", "part2-slot-refill", setting.flag, *given])
     assert getattr(scenario_of(args).engine, setting.name) == value
     if not setting.batching_mode:
@@ -79,6 +98,11 @@ def test_the_cli_sets_each_flagged_setting_within_the_table_s_bounds(setting, ca
             with pytest.raises(SystemExit):
                 parser.parse_args(["run", setting.flag, str(wrong)])
             assert f"must be an integer from {setting.low} to {setting.high:,}" in capsys.readouterr().err
+    if setting.kind == "fraction":
+        for wrong in (setting.low - 0.5, setting.high, "nan"):
+            with pytest.raises(SystemExit):
+                parser.parse_args(["run", setting.flag, str(wrong)])
+            assert f"must be a number ≥ {setting.low:g} and below {setting.high:g}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("setting", ENGINE_SETTINGS, ids=IDS)

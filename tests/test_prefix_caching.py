@@ -396,3 +396,22 @@ def test_the_narration_says_what_was_found_in_the_cache():
     assert "Request b takes block 3 (3 blocks now)." in step_1
     assert "4 blocks of the KV cache are free." in step_1  # 8 less the 4 in use
     assert replay[1].free_blocks == (4, 5, 6, 7)
+
+
+def test_the_app_loads_a_prefix_cached_scenario_and_its_log():
+    """Uploaded as TOML (the sidebar does not offer the switch yet) or as the JSONL of such a run: it runs,
+    its narration and metrics show the cache, and the stage is sent no pool to draw."""
+    from cblab.ui.runs import Overrides, load
+    from tests.helpers import Upload
+
+    toml = (
+        'title = "shared"\n[engine]\nbatch_size = 2\n[engine.kv]\nblocks = 8\nblock_size = 2\nprefix_caching = true\n'
+        "[[requests]]\nprompt = [9, 9, 8, 8, 1]\nmax_tokens = 2\n"
+        "[[requests]]\nprompt = [9, 9, 8, 8, 2]\nmax_tokens = 2\narrival_step = 1\n"
+    )
+    run = load("shared.toml", Upload("shared.toml", toml.encode()), Overrides())
+    assert run.log.config.prefix_caching
+    assert [e.block for e in run.log if e.kind == "prefix_hit"] == [0, 1]
+    assert run.steps.kv_blocks_held.tolist() == [3, 4, 3]
+    again = load("shared.jsonl", Upload("shared.jsonl", run.log.to_jsonl().encode()), Overrides())
+    assert again.log == run.log

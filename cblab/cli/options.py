@@ -36,6 +36,19 @@ def integer(low: int, high: int):
     return bounded(int, low, high, f"an integer from {low} to {high:,}")
 
 
+def fraction(low: float, below: float):
+    """A number from `low` up to, not including, `below`."""
+    within = bounded(float, low, below, f"a number ≥ {low:g} and below {below:g}")
+
+    def check(text: str) -> float:
+        value = within(text)
+        if value == below:
+            raise argparse.ArgumentTypeError(f"must be a number ≥ {low:g} and below {below:g}, got {text!r}")
+        return value
+
+    return check
+
+
 def count(limit: int):
     return integer(1, limit)
 
@@ -79,6 +92,8 @@ def engine_options(parser: argparse.ArgumentParser, *, batching_mode: bool) -> N
             place.add_argument(setting.flag, action="store_const", const=setting.switch, dest=setting.name, help=words)
         elif setting.kind == "choice":
             place.add_argument(setting.flag, choices=setting.choices, dest=setting.name, help=words)
+        elif setting.kind == "fraction":
+            place.add_argument(setting.flag, type=fraction(setting.low, setting.high), dest=setting.name, help=words)
         else:
             place.add_argument(setting.flag, type=integer(setting.low, setting.high), dest=setting.name, help=words)
 

@@ -70,6 +70,8 @@ class Overrides:
     block_size: int | Keep = KEEP
     kv_policy: str | Keep = KEEP
     token_budget: int | None | Keep = KEEP
+    prefix_caching: bool | Keep = KEEP
+    kv_watermark: float | Keep = KEEP
 
 
 MEMORY = tuple(s.name for s in ENGINE_SETTINGS if s.group == "memory")  # the Overrides fields set as they are

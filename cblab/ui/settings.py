@@ -26,6 +26,7 @@ from engine.lab.scenario import EngineConfig, Scenario
 MAX_WORKLOAD = 5_000  # requests a generated workload may have in the app
 MAX_FILL_TIMEOUT = 1_000  # steps, in the sidebar and the URL (narrower than a scenario's)
 MAX_SEED = 10**6
+MAX_WATERMARK = 0.5  # the sidebar's highest watermark: half the pool held back
 
 
 def _always(scenario: Scenario | None, values: dict) -> bool:
@@ -42,6 +43,12 @@ def _memory(scenario: Scenario | None, values: dict) -> bool:
 
 def _paged_or_reserved(scenario: Scenario | None, values: dict) -> bool:
     return _memory(scenario, values) and values.get("kv_blocks") is not None
+
+
+def _drawn_by_the_stage(scenario: Scenario | None, values: dict) -> bool:
+    """Prefix caching is not offered here yet: the stage does not draw a block shared by several rows
+    (a scenario file or the CLI sets it; the run's narration and metrics show its hits)."""
+    return False
 
 
 def _simulated(scenario: Scenario | None, values: dict) -> bool:
@@ -141,6 +148,16 @@ SETTINGS = (
         placeholder="none",
         shown=_memory,
     ),
+    _engine(
+        "kv_watermark",
+        "Watermark (share of the pool kept free)",
+        "slider",
+        high=MAX_WATERMARK,
+        help="While rows run, an admission must leave this share of the KV blocks free, for the running rows to "
+        "grow into (vLLM v0's watermark, 0.01 there): fewer preemptions, fewer rows at once.",
+        shown=_paged_or_reserved,
+    ),
+    _engine("prefix_caching", "Prefix caching", "toggle", shown=_drawn_by_the_stage),
     Setting("model_seed", "Model seed", "number", lambda s: s.model.seed, 0, MAX_SEED, group="model", shown=_simulated),
     Setting(
         "stop_chance",

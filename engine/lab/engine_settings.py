@@ -35,7 +35,7 @@ DEFAULTS = {field.name: field.default for field in dataclasses.fields(EngineConf
 @dataclass(frozen=True, slots=True)
 class EngineSetting:
     name: str  # the EngineConfig field; also the URL parameter, the sidebar's key and the Overrides field
-    kind: str  # "int", "bool" or "choice"
+    kind: str  # "int", "bool", "choice" or "fraction" (a number from `low` up to, not including, `high`)
     help: str  # one line, for people (the CLI's help)
     low: int | None = None  # an int's limits in a scenario, a URL and the CLI
     high: int | None = None
@@ -47,6 +47,7 @@ class EngineSetting:
     flag: str | None = None  # its CLI option; None: only a scenario sets it
     switch: object = None  # the value a flag without an argument sets (--static: "static")
     batching_mode: bool = False  # only `run` sets it: `compare` runs every batching mode itself
+    needs: tuple[tuple[str, object], ...] = ()  # other settings it takes effect with, and a value that allows it
 
     @property
     def default(self) -> object:
@@ -132,6 +133,27 @@ ENGINE_SETTINGS = (
         optional=True,
         flag="--fill-timeout",
         batching_mode=True,
+    ),
+    EngineSetting(
+        "prefix_caching",
+        "bool",
+        "prefix caching: full blocks shared by identical prefixes (a paged pool only)",
+        toml="kv.prefix_caching",
+        group="memory",
+        flag="--prefix-caching",
+        switch=True,
+        needs=(("kv_blocks", 64),),
+    ),
+    EngineSetting(
+        "kv_watermark",
+        "fraction",
+        "share of the pool an admission leaves free while rows run (vLLM v0's watermark: 0.01)",
+        0,
+        1,
+        toml="kv.watermark",
+        group="memory",
+        flag="--kv-watermark",
+        needs=(("kv_blocks", 64),),
     ),
 )
 BY_NAME = {setting.name: setting for setting in ENGINE_SETTINGS}

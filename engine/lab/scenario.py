@@ -154,6 +154,8 @@ def _engine_value(t: Table, key: str, setting: EngineSetting, values: dict[str, 
         return t.bool(key, default)
     if setting.kind == "choice":
         return t.str(key, default, choices=setting.choices)
+    if setting.kind == "fraction":
+        return t.fraction(key, default, setting.low, setting.high)
     low = setting.low if setting.at_least is None else max(setting.low, values[setting.at_least])
     return t.int(key, default, minimum=low, maximum=setting.high)
 

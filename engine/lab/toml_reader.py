@@ -68,6 +68,13 @@ class Table:
     def number(self, key: str, default: object = ..., minimum: float = 0.0, maximum: float | None = None) -> float:
         return self._checked(check_number, key, default, minimum, maximum)
 
+    def fraction(self, key: str, default: object, low: float, below: float) -> float:
+        """A number from `low` up to, not including, `below`."""
+        value = self.number(key, default, minimum=low)
+        if not value < below:
+            raise self.fail(key, f"must be a number ≥ {low:g} and below {below:g}", value)
+        return value
+
     def str(self, key: str, default: object = ..., choices: tuple[str, ...] | None = None) -> str:
         if choices is None:
             return self._checked(check_str, key, default)
