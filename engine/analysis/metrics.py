@@ -68,7 +68,7 @@ def _columns(log: EventLog):
     )
     emits = kind == EventKind.EMIT
     # stored: step − position (events.py); returned: the prefix length after the token
-    detail[emits] = prompt_lengths(log)[request[emits]] + step[emits] - detail[emits] + 1
+    detail[emits] = prompt_lengths(log)[request[emits]] + EventLog.emit_position(step[emits], detail[emits]) + 1
     return step, kind, request, value, detail
 
 

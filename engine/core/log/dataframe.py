@@ -91,7 +91,7 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
             "slot": _int_column(slot, slot != ABSENT),
             "request_id": ids[np.where(request == ABSENT, len(log.requests), request)],
             "token": _int_column(value, is_[EventKind.EMIT]),
-            "position": _int_column(step - detail, is_[EventKind.EMIT]),
+            "position": _int_column(log.emit_position(step, detail), is_[EventKind.EMIT]),
             "rows": _int_column(value, is_[EventKind.MODEL_CALL]),
             "padded_rows": _int_column(padded_rows, is_[EventKind.MODEL_CALL]),
             "active_mask": _object_column(n, calls, masks),

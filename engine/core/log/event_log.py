@@ -181,6 +181,11 @@ class EventLog:
         """One `emit` given its position (for writers off the hot path)."""
         self.append(step, EventKind.EMIT, slot, request, token, step - position)
 
+    @staticmethod
+    def emit_position(step, detail):
+        """An emit's position from its step and `detail` columns (ints, or numpy arrays of them)."""
+        return step - detail
+
     def model_call(self, step: int, rows: int, active_mask: int, prefill_tokens: int | None = None) -> None:
         self.attachments.append(active_mask if prefill_tokens is None else (active_mask, prefill_tokens))
         self.append(step, EventKind.MODEL_CALL, ABSENT, ABSENT, rows, len(self.attachments) - 1)
@@ -234,28 +239,28 @@ class EventLog:
         kind = EventKind(self.kind[i])
         slot = self.slot[i]
         request = self.request[i]
-        a, b = self.value[i], self.detail[i]
+        value, detail = self.value[i], self.detail[i]
         fields: dict[str, object] = {}
         if kind is EventKind.EMIT:
-            fields = {"token": a, "position": self.step[i] - b}
+            fields = {"token": value, "position": self.emit_position(self.step[i], detail)}
         elif kind is EventKind.MODEL_CALL:
-            bits, prefill = self.call_mask(b)
+            bits, prefill = self.call_mask(detail)
             mask = mask_tuple(bits, self.config.batch_size)
-            fields = {"rows": a, "padded_rows": a - sum(mask), "active_mask": mask, "prefill_tokens": prefill}
+            fields = {"rows": value, "padded_rows": value - sum(mask), "active_mask": mask, "prefill_tokens": prefill}
         elif kind is EventKind.STOP_MATCH:
-            fields = {"sequence_index": a, "sequence": self._stop_sequence(request, a)}
+            fields = {"sequence_index": value, "sequence": self._stop_sequence(request, value)}
         elif kind is EventKind.EVICT:
-            fields = {"reason": FinishReason(a).label}
+            fields = {"reason": FinishReason(value).label}
         elif kind is EventKind.ERROR:
-            fields = {"message": self.attachments[b]}
+            fields = {"message": self.attachments[detail]}
         elif kind is EventKind.PREFILL:
-            fields = {"tokens": a, "computed": b}
+            fields = {"tokens": value, "computed": detail}
         elif kind in (EventKind.KV_ALLOC, EventKind.PREFIX_HIT, EventKind.KV_EVICT):
-            fields = {"block": a}
+            fields = {"block": value}
         elif kind is EventKind.KV_FREE:
-            fields = {"blocks": a}
+            fields = {"blocks": value}
         elif kind is EventKind.PREEMPT:
-            fields = {"recompute": a}
+            fields = {"recompute": value}
         return Event(self.step[i], kind.label, None if slot == ABSENT else slot, self.request_id(request), **fields)
 
     def _stop_sequence(self, request: int, index: int) -> tuple[int, ...]:
