@@ -415,3 +415,18 @@ def test_the_app_loads_a_prefix_cached_scenario_and_its_log():
     assert run.steps.kv_blocks_held.tolist() == [3, 4, 3]
     again = load("shared.jsonl", Upload("shared.jsonl", run.log.to_jsonl().encode()), Overrides())
     assert again.log == run.log
+
+
+def test_the_summary_and_each_request_count_the_cached_tokens():
+    """b found 4 of its 5 tokens in the cache, a none of its 5: 4 of 10 looked up. Without the cache,
+    no token is found and requests have no such column."""
+    from engine.analysis.metrics import request_metrics, summary
+
+    log = sharing_run()
+    assert (summary(log)["cached_tokens"], summary(log)["prefix_hit_rate"]) == (4, 0.4)
+    assert request_metrics(log).cached_tokens.to_dict() == {"a": 0, "b": 4}
+    engine = BatchInferenceEngine(echo, 1, None, kv_blocks=8, block_size=2)
+    engine.submit_request([*SYSTEM, 1], 1)
+    engine.run()
+    assert (summary(engine.event_log)["cached_tokens"], summary(engine.event_log)["prefix_hit_rate"]) == (0, 0.0)
+    assert "cached_tokens" not in request_metrics(engine.event_log)

@@ -28,7 +28,7 @@ import pandas as pd
 from ..core.log.event_log import EventLog
 from ..core.log.events import EventKind
 from ..core.request import FinishReason
-from .pool_state import pool_use
+from .pool_state import cache_hits, pool_use
 
 
 @dataclass(frozen=True)
@@ -224,6 +224,10 @@ def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.Data
         tpot = np.where(outputs > 1, (delivered - first_s) / (outputs - 1), np.nan)
         tpot_steps = np.where(outputs > 1, (finish - first) / (outputs - 1), np.nan)
     labels = np.array([r.label for r in FinishReason] + [None], dtype=object)
+    cached = {}
+    if log.config.prefix_caching:  # vLLM's num_cached_tokens: found in the cache at its admissions
+        hits = request[kind == EventKind.PREFIX_HIT]
+        cached = {"cached_tokens": np.bincount(hits, minlength=n)[:n] * log.config.block_size}
     return pd.DataFrame(
         {
             "arrival_step": arrive,
@@ -241,6 +245,7 @@ def request_metrics(log: EventLog, cost: CostModel = CostModel(), steps: pd.Data
             "ttft_s": first_s - at(start, arrive),
             "tpot_s": tpot,
             "e2e_s": delivered - at(start, arrive),
+            **cached,
         },
         index=pd.Index([info.request_id for info in log.requests], name="request_id"),
     )
@@ -258,6 +263,7 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
     gaps = token_gaps(log, steps)
     _, kind, _, value, _ = _columns(log)
     preempts = kind == EventKind.PREEMPT
+    cached, looked_up = cache_hits(log)
     return {
         "requests": len(requests),
         "steps": log.num_steps,
@@ -279,6 +285,8 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
         "preemptions": int(preempts.sum()),
         "recomputed_tokens": int(value[preempts].sum()),  # what the preempted rows held: prefilled again
         "kv_utilization": kv_utilization(steps, log.config.block_size),
+        "cached_tokens": cached,  # found in the prefix cache at admissions: not computed again
+        "prefix_hit_rate": cached / looked_up if looked_up else 0.0,  # of the tokens looked up there
     }
 
 

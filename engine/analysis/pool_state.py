@@ -37,6 +37,23 @@ def pool_use(log: EventLog, busy: list[int]) -> tuple[list[int], list[int]]:
     return in_use, shared
 
 
+def cache_hits(log: EventLog) -> tuple[int, int]:
+    """(tokens found in the prefix cache at admissions, tokens looked up there): each admission looks up
+    the row's tokens so far (a preempted row's generated ones too). (0, 0) without prefix caching."""
+    if not log.config.prefix_caching:
+        return 0, 0
+    emitted: dict[int, int] = {}
+    cached = looked_up = 0
+    for kind, request in zip(log.kind, log.request):
+        if kind == EventKind.EMIT:
+            emitted[request] = emitted.get(request, 0) + 1
+        elif kind == EventKind.ADMIT:
+            looked_up += len(log.requests[request].prompt) + emitted.get(request, 0)
+        elif kind == EventKind.PREFIX_HIT:
+            cached += log.config.block_size
+    return cached, looked_up
+
+
 def _call_events(log: EventLog) -> dict[int, int]:
     """step -> the index of its model call event."""
     return {log.step[i]: i for i in range(len(log)) if log.kind[i] == EventKind.MODEL_CALL}
