@@ -8,6 +8,8 @@
 3. flatness in length: engine ns/token at 4,096-token over 64-token requests;
 4. flatness in stop sequences: 100 never-matching 4-token sequences per request over 1;
 5. the same with a paged KV pool and a token budget (per token, and flatness in length);
+5a. the same with prefix caching: on the headline's workload (no prompt shares a block), and
+   on one whose prompts all start with the same 64-token system prompt, with and without it;
 5b. scale: the Anyscale cap-1536 workload through the four `compare` configurations with
    unlimited memory (with the DataFrames), wall time and peak memory; bytes per stored
    event; and through all seven (the three on the KV pool as well);
@@ -100,6 +102,7 @@ def headline(count: int, repeats: int) -> dict[str, float]:
         "floor": lambda: floor_loop(requests, BATCH, 0),
         "engine": engine_run(BatchInferenceEngine, requests),
         "paged": engine_run(BatchInferenceEngine, requests, **paged_options(128)),
+        "cached": engine_run(BatchInferenceEngine, requests, **paged_options(128), prefix_caching=True),
     }
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
@@ -131,6 +134,21 @@ def token_figures(engine_class, quick: bool, repeats: int) -> dict:
 def paged_options(length: int) -> dict:
     """A paged KV pool that holds a full batch of `length`-token rows, and a token budget of 4 rows' worth."""
     return {"kv_blocks": BATCH * (length // 16 + 2), "block_size": 16, "token_budget": 4 * BATCH}
+
+
+def shared_prefix_figures(count: int, repeats: int) -> dict:
+    """ns/token of the paged engine with a budget, without and with prefix caching, when every prompt starts
+    with the same 64-token system prompt (4 blocks of 16) before its own token."""
+    system = list(range(100, 164))
+    requests = [([*system, i % 997 + 1], 128) for i in range(count)]
+    options = {**paged_options(128 + 64), "token_budget": 4 * BATCH + 64}
+    tokens = count * 128
+    return {
+        "paged_ns_per_token": ns_per_token(engine_run(BatchInferenceEngine, requests, **options), tokens, repeats),
+        "cached_ns_per_token": ns_per_token(
+            engine_run(BatchInferenceEngine, requests, **options, prefix_caching=True), tokens, repeats
+        ),
+    }
 
 
 def paged_figures(repeats: int) -> dict:
@@ -263,11 +281,13 @@ def main() -> None:
     floor = speeds["floor"]
     engine = {"ns_per_token": speeds["engine"], **token_figures(BatchInferenceEngine, args.quick, repeats)}
     paged = {"ns_per_token": speeds["paged"], **paged_figures(repeats)}
+    cached = {"ns_per_token": speeds["cached"], **shared_prefix_figures(count, repeats)}
     naive = token_figures(NaiveEngine, args.quick, repeats)
     results = {
         "floor_ns_per_token": floor,
         "engine": {**engine, "ratio_to_floor": engine["ns_per_token"] / floor, **scale_figures()},
         "paged": {**paged, "ratio_to_floor": paged["ns_per_token"] / floor},
+        "cached": {**cached, "ratio_to_floor": cached["ns_per_token"] / floor},
         "naive": {**naive, "ratio_to_floor": naive["ns_per_token"] / floor, **naive_scale()},
         "stage_frames": stage_frames_seconds(repeats),
         "cancel_40k_s": cancel_seconds(),
@@ -288,6 +308,12 @@ def main() -> None:
     print(
         f"paged KV pool + token budget:      {p['ns_per_token']:8.0f} ns/token, {p['ratio_to_floor']:.2f}x the floor "
         f"(target <= 2.5), flatness 4,096 / 64 tokens {p['flatness_length']:.2f}"
+    )
+    c = results["cached"]
+    print(
+        f"the same with prefix caching:      {c['ns_per_token']:8.0f} ns/token, {c['ratio_to_floor']:.2f}x the floor "
+        f"(target <= 2.5; no prompt shares a block); with a shared 64-token system prompt "
+        f"{c['cached_ns_per_token']:.0f} ns/token against {c['paged_ns_per_token']:.0f} without the cache"
     )
     print(
         f"compare, Anyscale cap 1536, 4 configurations + DataFrames: {e['compare_cap1536_s']:.2f} s "
