@@ -396,6 +396,10 @@ def test_the_narration_says_what_was_found_in_the_cache():
     assert "Request b takes block 3 (3 blocks now)." in step_1
     assert "4 blocks of the KV cache are free." in step_1  # 8 less the 4 in use
     assert replay[1].free_blocks == (4, 5, 6, 7)
+    assert narrate(replay, 2)[-1] == (
+        "Request b lets go of its 3 blocks: those no other row holds are free again, and the full ones stay in "
+        "the prefix cache until they are reused."
+    )
 
 
 def test_the_app_loads_a_prefix_cached_scenario_and_its_log():

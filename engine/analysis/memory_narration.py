@@ -118,10 +118,13 @@ def prefilled(events: list[Event], row_of: RowOf) -> list[str]:
     return out
 
 
-def freed(events: list[Event]) -> list[str]:
-    """The blocks that rows evicted after the model call give back."""
-    return [
-        f"Request {e.request_id} gives its {plural(e.blocks, 'block')} back to the pool."
-        for e in events
-        if e.kind == "kv_free"
-    ]
+def freed(events: list[Event], shared: bool = False) -> list[str]:
+    """The blocks that rows evicted after the model call give back (`shared`: with prefix caching, where
+    a block another row holds stays in use, and a full one stays cached while free)."""
+    said = (
+        "lets go of its {}: those no other row holds are free again, and the full ones stay in the prefix cache "
+        "until they are reused."
+        if shared
+        else "gives its {} back to the pool."
+    )
+    return [f"Request {e.request_id} " + said.format(plural(e.blocks, "block")) for e in events if e.kind == "kv_free"]

@@ -73,7 +73,7 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
             out.extend(memory_narration.prefilled(grouped.after, grouped.row_of))
         out.extend(_rows(replay, grouped, vocabulary))
         if log.config.memory:
-            out.extend(memory_narration.freed(grouped.after))
+            out.extend(memory_narration.freed(grouped.after, shared=log.config.prefix_caching))
     return out
 
 
