@@ -119,10 +119,16 @@ def _render_changed_settings(scenario: Scenario) -> None:
     if not changed:
         return
     said = "; ".join(f"{label}: {own} → {yours}" for label, own, yours in changed)
-    note, back = st.columns([4, 1], vertical_alignment="center")
+    note, back = st.columns([3, 1], vertical_alignment="center")
     note.warning(
         f"You changed this lesson's settings ({said}). The text, captions and predictions below describe the "
         "lesson's own settings; the stage shows your run.",
         icon=":material/tune:",
     )
-    back.button("Back to the lesson's settings", key="own_settings", on_click=reset_to_own_settings)
+    back.button(
+        "Lesson's settings",  # (short enough for its column at 1,400 px, where the longer label was cut)
+        key="own_settings",
+        help="Back to the lesson's own settings",
+        on_click=reset_to_own_settings,
+        width="stretch",
+    )
