@@ -77,6 +77,8 @@ def test_summary_of_part2():
             "preemptions": 0,
             "recomputed_tokens": 0,
             "kv_utilization": None,
+            "cached_tokens": 0,  # (no prefix cache)
+            "prefix_hit_rate": 0.0,
         }
     )
 
