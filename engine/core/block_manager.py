@@ -15,8 +15,9 @@ from .request import Sequence
 
 
 class BlockManager:
-    def __init__(self, num_blocks: int, block_size: int):
+    def __init__(self, num_blocks: int, block_size: int, held_back: int = 0):
         self.num_blocks, self.block_size = num_blocks, block_size
+        self.held_back = held_back  # blocks an admission must leave free while rows run (the watermark)
         self.free_ids: list[int] = list(range(num_blocks))  # sorted: the lowest free id first
         # SPEED: freed blocks wait here and are sorted back in just before the next allocation,
         # so a step that frees many rows sorts once (and a row's free costs no Python loop):
@@ -31,18 +32,17 @@ class BlockManager:
         """Blocks that hold `tokens` tokens."""
         return -(-tokens // self.block_size)  # ceil, in integers
 
-    def check_fits(self, tokens: int, prompt: int = 0, held_back: int = 0) -> None:
+    def check_fits(self, tokens: int, prompt: int = 0) -> None:
         """Refuse a request of `tokens` tokens (prompt + max_tokens) that the whole pool could never hold,
-        or whose `prompt` alone needs more than the blocks an admission may take (`held_back`: the
-        watermark's)."""
+        or whose `prompt` alone needs more than the blocks an admission may take (all but `held_back`)."""
         need = self.blocks_for(tokens)
         if need > self.num_blocks:
             raise ValueError(
                 f"kv_blocks: prompt + max_tokens = {tokens:,} tokens need {need:,} blocks of "
                 f"{self.block_size}, but the pool has only {self.num_blocks:,}"
             )
-        need = self.blocks_for(prompt)
-        if held_back and need > self.num_blocks - held_back:
+        held_back = self.held_back
+        if held_back and (need := self.blocks_for(prompt)) > self.num_blocks - held_back:
             raise ValueError(
                 f"kv_watermark: the prompt's {prompt:,} tokens need {need:,} blocks of {self.block_size}, but "
                 f"admissions may take only {self.num_blocks - held_back:,} of the pool's {self.num_blocks:,}"

@@ -86,7 +86,9 @@ class BatchInferenceEngine:
         self._call = model_caller(model, config.padded)
         self.event_log = EventLog(config)
         pool = PrefixCache if config.prefix_caching else BlockManager
-        self._blocks = pool(config.kv_blocks, config.block_size) if config.kv_blocks is not None else None
+        self._blocks = (
+            pool(config.kv_blocks, config.block_size, config.watermark_blocks) if config.kv_blocks is not None else None
+        )
         if config.memory:  # the KV pool or the token budget is in play
             self._scheduler = MemoryScheduler(config, self._blocks, self.memory_policy)
         else:
@@ -156,7 +158,7 @@ class BatchInferenceEngine:
             priority=priority,
         )
         if self._blocks is not None and seq.max_tokens:  # else it could never run
-            self._blocks.check_fits(seq.prompt_len + seq.max_tokens, seq.prompt_len, self.config.watermark_blocks)
+            self._blocks.check_fits(seq.prompt_len + seq.max_tokens, seq.prompt_len)
         self._submitted += 1
         self._streams += seq.on_token is not None
         self._live[request_id] = seq

@@ -46,7 +46,6 @@ class MemoryScheduler(Scheduler):
         self.blocks, self.reserve, self.budget = blocks, config.kv_policy == "reserve", config.token_budget
         self.policy = policy
         self.caching = config.prefix_caching  # (then `blocks` is a PrefixCache)
-        self.watermark = config.watermark_blocks  # free blocks an admission must leave while rows run
         self.prefilling: list[Sequence] = []  # running rows not yet sent since admission, oldest first
         self.admissions = 0  # numbers admissions: the newest running row is preempted first
         self.left = 0  # tokens of this step's budget not yet claimed
@@ -132,7 +131,7 @@ class MemoryScheduler(Scheduler):
         if blocks is not None:
             need = blocks.blocks_for(seq.prompt_len + seq.max_tokens if self.reserve else computed + tokens) - len(hits)
             free = blocks.free_besides(hits) if hits else blocks.num_free
-            if need > free - (self.watermark if self.num_running else 0):
+            if need > free - (blocks.held_back if self.num_running else 0):  # (the watermark)
                 if not self.num_running:  # only blocks lost by a finished row can do this (the zoo's leak)
                     raise RuntimeError(
                         f"kv_blocks: request {seq.request_id} needs {need:,} blocks and nothing runs, but the pool "

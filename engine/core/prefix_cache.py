@@ -31,8 +31,8 @@ from .request import Sequence, Status
 
 
 class PrefixCache(BlockManager):
-    def __init__(self, num_blocks: int, block_size: int):
-        super().__init__(num_blocks, block_size)
+    def __init__(self, num_blocks: int, block_size: int, held_back: int = 0):
+        super().__init__(num_blocks, block_size, held_back)
         self.queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))  # free blocks, head first
         self.refs = [0] * num_blocks  # rows whose table holds the block
         self.identity: list[int | None] = [None] * num_blocks  # a cached block's identity

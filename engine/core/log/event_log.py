@@ -66,7 +66,9 @@ class EventLog:
         running row's new blocks and preemption (with the blocks it gave back), in the scheduler's order.
         With prefix caching, a block whose cached identity was dropped to reuse it has its `kv_evict`
         just before its `kv_alloc`."""
-        step, evicted = plan.step, set(plan.evicted)
+        if not (plan.grown or plan.actions):  # (most steps)
+            return
+        step, evicted = plan.step, set(plan.evicted) if plan.evicted else None
         if plan.grown and not evicted:  # decoding rows' new blocks, as columns
             slots, requests, blocks = plan.grown
             self._write_columns(step, EventKind.KV_ALLOC, slots, requests, blocks)
@@ -82,9 +84,13 @@ class EventLog:
                 continue
             if kind is EventKind.ADMIT:
                 events.append((EventKind.ADMIT, slot, seq.log_index, 0))
-                events.extend([(EventKind.PREFIX_HIT, slot, seq.log_index, block) for block in hits])
-            for block in blocks:
-                events.extend(_allocation(slot, seq.log_index, block, evicted))
+                if hits:
+                    events.extend([(EventKind.PREFIX_HIT, slot, seq.log_index, block) for block in hits])
+            if evicted:
+                for block in blocks:
+                    events.extend(_allocation(slot, seq.log_index, block, evicted))
+            else:
+                events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in blocks])
         self._write(step, events)
 
     def model_called(self, plan: Plan) -> None:
