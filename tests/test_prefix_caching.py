@@ -434,3 +434,16 @@ def test_the_summary_and_each_request_count_the_cached_tokens():
     engine.run()
     assert (summary(engine.event_log)["cached_tokens"], summary(engine.event_log)["prefix_hit_rate"]) == (0, 0.0)
     assert "cached_tokens" not in request_metrics(engine.event_log)
+
+
+def test_taking_the_pool_away_turns_off_what_only_a_pool_has():
+    """compare runs its four unlimited-memory configurations without the pool: a scenario with the cache
+    and a watermark must still compare (it failed with 'kv_watermark: needs kv_blocks set')."""
+    from engine.lab.compare import compare
+    from engine.lab.scenario import resolve_scenario
+
+    scenario = resolve_scenario("kv-paged-vs-reserve").with_engine(prefix_caching=True, kv_watermark=0.1)
+    unlimited = scenario.with_engine(kv_blocks=None).engine
+    assert (unlimited.kv_blocks, unlimited.prefix_caching, unlimited.kv_watermark) == (None, False, 0.0)
+    results = compare(scenario)
+    assert results["continuous-paged"]["generated_tokens"] == results["continuous-ragged"]["generated_tokens"]
