@@ -89,9 +89,12 @@ class Scenario:
 
     def with_engine(self, **changes) -> Scenario:
         """The same scenario with other engine settings (batch size, batching, padding, stop token). Taking
-        the KV pool away (`kv_blocks=None`) turns off what only a pool has: prefix caching, the watermark."""
+        the KV pool away (`kv_blocks=None`) turns off what only a pool has: prefix caching, the watermark;
+        a reserving pool (`kv_policy="reserve"`) has no prefix cache either."""
         if "kv_blocks" in changes and changes["kv_blocks"] is None:
             changes = {"prefix_caching": False, "kv_watermark": 0.0, **changes}
+        if changes.get("kv_policy") == "reserve":
+            changes = {"prefix_caching": False, **changes}
         changed = dataclasses.replace(self, engine=dataclasses.replace(self.engine, **changes))
         if "requests" in self.__dict__:  # the workload is unchanged: keep the one already generated
             changed.__dict__["requests"] = self.__dict__["requests"]
