@@ -17,6 +17,10 @@ row takes blocks for its whole prompt + max_tokens at admission and never needs 
 Who is preempted, where it goes back, what it keeps and whether a cancelled row's blocks
 are freed are the four plain functions of a `MemoryPolicy` (`memory_policy.py`), asked only
 when that happens.
+
+With prefix caching (`prefix_cache.py`) an admission starts from the cached blocks its tokens
+hit, and full blocks are registered as computed tokens fill them; with a watermark, an
+admission leaves the pool's held-back blocks free while rows run (`_admit`).
 """
 
 from __future__ import annotations
