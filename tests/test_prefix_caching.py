@@ -315,6 +315,7 @@ def test_the_pool_stays_whole_and_the_log_rebuilds_it_at_every_step(data, worklo
         step = engine.clock - 1
         pool, replayed = engine._blocks, pool_after(engine.event_log, step)
         assert replayed.refs == pool.refs, step
+        assert replayed.shared == sum(refs - 1 for refs in pool.refs if refs > 1), step
         assert list(replayed.queue) == list(pool.queue), step
         assert replayed.cached == {b for b in range(pool.num_blocks) if pool.identity[b] is not None}, step
     assert engine._blocks.refs == [0] * options["kv_blocks"]

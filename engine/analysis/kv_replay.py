@@ -25,6 +25,12 @@ def grouped(mask: np.ndarray, requests: np.ndarray, count: int) -> tuple[np.ndar
     return indices, np.searchsorted(requests[indices], np.arange(count + 1))
 
 
+def model_calls(steps: np.ndarray, kinds: np.ndarray) -> dict[int, int]:
+    """Step -> the index of its `model_call` event (the events before it are what that call saw)."""
+    calls = np.flatnonzero(kinds == EventKind.MODEL_CALL)
+    return dict(zip(steps[calls].tolist(), calls.tolist()))
+
+
 class KVReplay:
     def __init__(self, log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np.ndarray):
         self.log, self._steps = log, steps
@@ -34,8 +40,7 @@ class KVReplay:
         self._frees, self._free_bounds = grouped(kinds == EventKind.KV_FREE, requests, count)
         self._prefills, self._prefill_bounds = grouped(kinds == EventKind.PREFILL, requests, count)
         self._emits, self._emit_bounds = grouped(kinds == EventKind.EMIT, requests, count)
-        call_events = np.flatnonzero(kinds == EventKind.MODEL_CALL)
-        self._call_index = dict(zip(steps[call_events].tolist(), call_events.tolist()))
+        self._call_index = model_calls(steps, kinds)
 
     def cut(self, step: int) -> int:
         """The first event not yet seen by step `step`'s model call (its index, or the step's end)."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+import numpy as np
+
 from ..core.log.event_log import EventLog
 from ..core.log.events import EventKind
 from ..core.log.pool_replay import PoolReplay
+from .kv_replay import model_calls
 
 
 def pool_after(log: EventLog, step: int) -> PoolReplay:
@@ -25,15 +28,16 @@ def pool_use(log: EventLog, busy: list[int]) -> tuple[list[int], list[int]]:
     call; all of a step without one): the blocks in use, and the block references beyond the first
     (a block that 3 rows share counts 2), so that per-row token counts can drop what they share."""
     pool = pool_after(log, -1)
-    in_use, shared = [], []
-    index, n, calls = 0, len(log), _call_events(log)
+    steps, kinds = np.frombuffer(log.step, np.int32), np.frombuffer(log.kind, np.int8)
+    calls = model_calls(steps, kinds)
+    in_use, shared, index = [], [], 0
     for step in busy:
         cut = calls.get(step, log.step_range(step).stop)
-        while index < min(cut, n):
+        while index < cut:
             pool.apply(log, index)
             index += 1
         in_use.append(len(pool.refs) - len(pool.queue))
-        shared.append(sum(refs - 1 for refs in pool.refs if refs > 1))
+        shared.append(pool.shared)
     return in_use, shared
 
 
@@ -52,8 +56,3 @@ def cache_hits(log: EventLog) -> tuple[int, int]:
         elif kind == EventKind.PREFIX_HIT:
             cached += log.config.block_size
     return cached, looked_up
-
-
-def _call_events(log: EventLog) -> dict[int, int]:
-    """step -> the index of its model call event."""
-    return {log.step[i]: i for i in range(len(log)) if log.kind[i] == EventKind.MODEL_CALL}

@@ -25,6 +25,7 @@ class PoolReplay:
         self.block_size = block_size
         self.queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))  # free blocks, head first
         self.refs = [0] * num_blocks
+        self.shared = 0  # references beyond each block's first (a block 3 rows hold counts 2)
         self.identity: list[int | None] = [None] * num_blocks  # a cached block's identity
         self.tables: dict[int, list[int]] = {}  # request index -> its block table
         self.tokens: dict[int, list[int]] = {}  # request index -> its tokens (prompt + emitted)
@@ -69,13 +70,17 @@ class PoolReplay:
                 return f"block {value} does not cache this request's tokens at block {len(table)} of its table"
             if not self.refs[value]:
                 del self.queue[value]
+            else:
+                self.shared += 1
             self.refs[value] += 1
             table.append(value)
             self.known.setdefault(request, []).append(self.identity[value])
         elif kind is EventKind.KV_FREE:
             for block in reversed(table):
                 self.refs[block] -= 1
-                if not self.refs[block]:
+                if self.refs[block]:
+                    self.shared -= 1
+                else:
                     self.queue[block] = None
             table.clear()
             self.known.pop(request, None)
