@@ -353,6 +353,11 @@ def edited(lines: list[str], kind: str, change) -> str:
         ("kv_alloc", lambda e: [{**e, "block": 5}], "line 4: block: a new block comes from the eviction queue's head"),
         ("prefix_hit", lambda e: [{**e, "kind": "kv_evict"}], "line 16: block: block 0 is not the eviction queue's"),
         ("kv_free", lambda e: [{**e, "kind": "kv_evict", "block": 0}], "line 13: request_id: a was already"),
+        (
+            "prefix_hit",
+            lambda e: [{**e, "kind": "prefill", "tokens": 0, "computed": 0}, e],
+            "line 17: kind: a prefix_hit comes right after b's admit",
+        ),
     ],
 )
 def test_the_reader_refuses_a_pool_that_could_not_have_happened(kind, change, message):

@@ -191,8 +191,9 @@ class _Structure:
     a request is admitted into a free slot (again only after a preemption), emits only from
     its own slot, in order, after its step's one model call and from a row that call had
     active, holds only blocks nobody else holds (but cached blocks it hit, right after its
-    admission), gives back what it holds, and is delivered once; an evicted block is free and
-    taken by the very next event."""
+    admission), gives back what it holds, and is delivered once; an evicted block is taken by the
+    very next event. With prefix caching, the pool replay (`pool_replay.py`) checks every block's
+    story besides: which are free, cached, shared, and in what order they are handed out."""
 
     def __init__(self):
         self.owner: dict[int, int] = {}  # slot -> request index
@@ -203,7 +204,6 @@ class _Structure:
         self.call_step, self.call_mask, self.call_rows_left = -1, 0, 0  # the latest model call
         self.holders: dict[int, set[int]] = {}  # physical block -> the requests whose table holds it
         self.held: dict[int, list[int]] = {}  # request index -> its block table
-        self.written: set[int] = set()  # blocks some row has been given (only those can be cached)
         self.previous: tuple[EventKind, int, int] | None = None  # the last event: (kind, request, block)
         self.pool: PoolReplay | None = None  # with prefix caching: the pool, to check each block's story
 
@@ -255,10 +255,6 @@ class _Structure:
                 self.admitted.discard(request)
             elif kind is not EventKind.PREFILL:
                 self._take(line, kind, request, log.value[i], previous, name, log)
-        elif kind is EventKind.KV_EVICT:
-            block = log.value[i]
-            if self.holders.get(block) or block not in self.written:
-                raise line.fail("block", f"block {block} is not a free cached block")
         elif kind is EventKind.KV_FREE:
             if log.value[i] != len(self.held.get(request, ())):
                 raise line.fail("blocks", f"{name} holds {len(self.held.get(request, ()))} blocks")
@@ -285,19 +281,16 @@ class _Structure:
             self.done.add(request)
 
     def _take(self, line: _Line, kind: EventKind, request: int, block: int, previous, name, log) -> None:
-        """A `kv_alloc` takes a block nobody holds; a `prefix_hit` (right after its row's admission) a block
-        some row was given before, which other rows may hold too."""
+        """A `kv_alloc` takes a block nobody holds; a `prefix_hit` (right after its row's admission) may take
+        one other rows hold too (whether it holds those tokens is the pool replay's check)."""
         holders = self.holders.setdefault(block, set())
         if kind is EventKind.KV_ALLOC and holders:
             raise line.fail("block", f"block {block} is already held by {log.request_id(min(holders))}")
-        if kind is EventKind.PREFIX_HIT:
-            if previous is None or previous[0] not in (EventKind.ADMIT, EventKind.PREFIX_HIT) or previous[1] != request:
-                raise line.fail("kind", f"a prefix_hit comes right after {name}'s admit (or its other hits)")
-            if block not in self.written or request in holders:
-                raise line.fail("block", f"block {block} holds no cached tokens {name} may share")
+        after_admission = previous is not None and previous[0] in (EventKind.ADMIT, EventKind.PREFIX_HIT)
+        if kind is EventKind.PREFIX_HIT and not (after_admission and previous[1] == request):
+            raise line.fail("kind", f"a prefix_hit comes right after {name}'s admit (or its other hits)")
         holders.add(request)
         self.held.setdefault(request, []).append(block)
-        self.written.add(block)
 
 
 def _load_event(log, line: _Line) -> None:
