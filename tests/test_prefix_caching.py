@@ -453,3 +453,19 @@ def test_taking_the_pool_away_turns_off_what_only_a_pool_has():
     assert (unlimited.kv_blocks, unlimited.prefix_caching, unlimited.kv_watermark) == (None, False, 0.0)
     results = compare(scenario)
     assert results["continuous-paged"]["generated_tokens"] == results["continuous-ragged"]["generated_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("kv", "message"),
+    [
+        ('policy = "reserve"\nprefix_caching = true\nblocks = 8', "engine.kv.prefix_caching: needs kv_blocks set and"),
+        ("watermark = 0.1", "engine.kv.watermark: needs kv_blocks set"),
+        ("blocks = 8\nwatermark = 1.0", "engine.kv.watermark: must be a number ≥ 0 and below 1, got 1.0"),
+    ],
+)
+def test_a_scenario_names_the_file_and_key_of_options_that_do_not_go_together(kv, message):
+    from engine.lab.scenario import ScenarioError, parse_scenario
+
+    text = f'title = "t"\n[engine.kv]\n{kv}\n[[requests]]\nprompt = [1]\nmax_tokens = 1\n'
+    with pytest.raises(ScenarioError, match=f"^mine.toml: {message}"):
+        parse_scenario(text, "mine.toml")

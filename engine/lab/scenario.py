@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..analysis.hardware import COST_MODELS
 from ..core.validation import INT64_MAX, INT64_MIN, parse_text
-from .engine_settings import ENGINE_SETTINGS, EngineSetting
+from .engine_settings import BY_NAME, ENGINE_SETTINGS, EngineSetting
 from .limits import (
     MAX_ARRIVAL_STEP,
     MAX_FILE_BYTES,
@@ -142,7 +142,12 @@ def _engine(t: Table) -> EngineConfig:
         if section not in tables:
             tables[section] = t.table(section) or Table(t.source, {}, t.where(section))
         values[setting.name] = _engine_value(tables[section], key, setting, values)
-    config = EngineConfig(**values)
+    try:
+        config = EngineConfig(**values)
+    except ValueError as exc:  # settings that only go together (prefix caching needs a paged pool): name the key
+        name, _, problem = str(exc).partition(": ")
+        section, _, key = BY_NAME[name].toml_path.rpartition(".") if name in BY_NAME else ("", "", name)
+        raise tables.get(section, t).fail(key, problem) from None
     for table in reversed(tables.values()):  # (a sub-table's unknown keys first)
         table.check_no_unknown_keys()
     return config
