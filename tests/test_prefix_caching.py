@@ -469,3 +469,17 @@ def test_a_scenario_names_the_file_and_key_of_options_that_do_not_go_together(kv
     text = f'title = "t"\n[engine.kv]\n{kv}\n[[requests]]\nprompt = [1]\nmax_tokens = 1\n'
     with pytest.raises(ScenarioError, match=f"^mine.toml: {message}"):
         parse_scenario(text, "mine.toml")
+
+
+def test_a_file_claiming_a_huge_pool_is_read_in_memory_of_its_events():
+    """The reader replays a prefix-cached pool from the blocks the events use, never the pool's size: the
+    shared-prompt log with a header claiming a billion blocks loads in well under a megabyte."""
+    import tracemalloc
+
+    lines = shared_prompt_log()
+    lines[0] = lines[0].replace('"kv_blocks": 8', '"kv_blocks": 1000000000')
+    tracemalloc.start()
+    log = EventLog.from_jsonl("\n".join(lines))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert log.config.kv_blocks == 1_000_000_000 and peak < 2**20

@@ -36,7 +36,7 @@ def pool_use(log: EventLog, busy: list[int]) -> tuple[list[int], list[int]]:
         while index < cut:
             pool.apply(log, index)
             index += 1
-        in_use.append(len(pool.refs) - len(pool.queue))
+        in_use.append(pool.num_blocks - pool.num_free)
         shared.append(pool.shared)
     return in_use, shared
 

@@ -21,12 +21,17 @@ POOL_KINDS = frozenset(
 
 
 class PoolReplay:
+    """Memory grows with the blocks the log uses, never with the pool's size (a file may claim a pool of
+    a billion blocks): the eviction queue is the blocks never used yet, in id order, then those given
+    back (`returned`), in the order they were."""
+
     def __init__(self, num_blocks: int, block_size: int):
-        self.block_size = block_size
-        self.queue: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))  # free blocks, head first
-        self.refs = [0] * num_blocks
+        self.num_blocks, self.block_size = num_blocks, block_size
+        self.fresh = 0  # blocks fresh .. num_blocks - 1 were never taken: the queue's head, in order
+        self.returned: OrderedDict[int, None] = OrderedDict()  # then the blocks given back, oldest first
+        self._refs: dict[int, int] = {}  # block -> rows holding it (absent: none)
         self.shared = 0  # references beyond each block's first (a block 3 rows hold counts 2)
-        self.identity: list[int | None] = [None] * num_blocks  # a cached block's identity
+        self.identity: dict[int, int] = {}  # a cached block -> its identity
         self.tables: dict[int, list[int]] = {}  # request index -> its block table
         self.tokens: dict[int, list[int]] = {}  # request index -> its tokens (prompt + emitted)
         self.known: dict[int, list[int]] = {}  # request index -> the identities of its leading full blocks
@@ -34,7 +39,21 @@ class PoolReplay:
 
     @property
     def cached(self) -> set[int]:
-        return {block for block, identity in enumerate(self.identity) if identity is not None}
+        return set(self.identity)
+
+    @property
+    def num_free(self) -> int:
+        return self.num_blocks - self.fresh + len(self.returned)
+
+    @property
+    def queue(self) -> list[int]:
+        """The eviction queue, head first (O(pool): for reading, not for replaying)."""
+        return [*range(self.fresh, self.num_blocks), *self.returned]
+
+    @property
+    def refs(self) -> list[int]:
+        """Each block's reference count (O(pool): for reading)."""
+        return [self._refs.get(block, 0) for block in range(self.num_blocks)]
 
     def apply(self, log, i: int) -> str | None:
         """Apply event `i` of `log`; the reason it could not have happened, or None."""
@@ -54,34 +73,35 @@ class PoolReplay:
         `filled` the row's tokens in the cache after a `prefill` or an `emit`."""
         table = self.tables.setdefault(request, [])
         if kind is EventKind.KV_EVICT:
-            if self.identity[value] is None or self._head() != value:
+            if value not in self.identity or self._head() != value:
                 return f"block {value} is not the eviction queue's head with cached tokens"
-            self.identity[value] = None
+            del self.identity[value]
         elif kind is EventKind.KV_ALLOC:
-            if self.identity[value] is not None:
+            if value in self.identity:
                 return f"block {value} still holds cached tokens: its kv_evict comes first"
             if self._head() != value:
                 return f"a new block comes from the eviction queue's head, block {self._head()}"
-            del self.queue[value]
-            self.refs[value] = 1
+            self._leave_queue(value)
+            self._refs[value] = 1
             table.append(value)
         elif kind is EventKind.PREFIX_HIT:
-            if self.identity[value] is None or self.identity[value] != self._identity_at(request, len(table)):
+            if value not in self.identity or self.identity[value] != self._identity_at(request, len(table)):
                 return f"block {value} does not cache this request's tokens at block {len(table)} of its table"
-            if not self.refs[value]:
-                del self.queue[value]
-            else:
+            if value in self._refs:
                 self.shared += 1
-            self.refs[value] += 1
+            else:
+                self._leave_queue(value)
+            self._refs[value] = self._refs.get(value, 0) + 1
             table.append(value)
             self.known.setdefault(request, []).append(self.identity[value])
         elif kind is EventKind.KV_FREE:
             for block in reversed(table):
-                self.refs[block] -= 1
-                if self.refs[block]:
+                self._refs[block] -= 1
+                if self._refs[block]:
                     self.shared -= 1
                 else:
-                    self.queue[block] = None
+                    del self._refs[block]
+                    self.returned[block] = None
             table.clear()
             self.known.pop(request, None)
         elif kind in (EventKind.PREFILL, EventKind.EMIT):
@@ -106,9 +126,14 @@ class PoolReplay:
             parent = known[-1] if known else None
             key = (parent, tuple(self.tokens[request][index * size : (index + 1) * size]))
             identity = self._identities.setdefault(key, len(self._identities))
-            if self.identity[table[index]] is None:
-                self.identity[table[index]] = identity
+            self.identity.setdefault(table[index], identity)  # (a hit block has its identity already)
             known.append(identity)
 
     def _head(self) -> int | None:
-        return next(iter(self.queue), None)
+        return self.fresh if self.fresh < self.num_blocks else next(iter(self.returned), None)
+
+    def _leave_queue(self, block: int) -> None:
+        if block == self.fresh:
+            self.fresh += 1
+        else:
+            del self.returned[block]
