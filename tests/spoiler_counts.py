@@ -13,6 +13,9 @@ NOUNS = {
     "waiting": re.compile(r"(wait\w*|queue\w*)$"),
     "rows": re.compile(r"rows?$"),
     "steps": re.compile(r"steps?$"),
+    "cached": re.compile(r"(cached|cache|hits?|finds|found|reus\w*)$"),
+    "computed": re.compile(r"(comput\w*|prefill\w*)$"),
+    "preemptions": re.compile(r"(preempt\w*)$"),
 }
 AHEAD = re.compile(r"\b(every step|each step|next step|from now on|will|always|until)\b", re.I)
 ID_WORDS = word_set("step steps slot slots block blocks position call calls priority / × x")  # an id follows

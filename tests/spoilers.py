@@ -42,6 +42,8 @@ RULES = {
     "reason": reason,
     "steps": steps,
     "blocks": lambda s, f: count(s, f, NOUNS["blocks"], per_request=True),
+    **{kind: (lambda s, f, noun=NOUNS[kind]: count(s, f, noun, per_request=True)) for kind in ("cached", "computed")},
+    "preemptions": lambda s, f: count(s, f, NOUNS["preemptions"]),
     **{kind: (lambda s, f, noun=NOUNS[kind]: count(s, f, noun)) for kind in ("admitted", "waiting", "rows")},
 }
 

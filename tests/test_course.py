@@ -146,6 +146,9 @@ def test_answers_come_from_the_log_memory():
     assert answers("kv-paged-vs-reserve") == [8, 16]
     # anyscale: a 512-token prompt is 32 blocks of 16; 1,293 // 32 = 40 rows.
     assert answers("anyscale-cap32") == [40]
+    # multi-turn: A1 wrote 6 + 4 tokens (its last is never written): 2 full blocks of 4 = 8 hit, 14 - 8 = 6
+    # computed; B1's first block was reused by L, and a match starts at the first block: 0.
+    assert answers("multi-turn-chat") == [8, 6, 0]
 
 
 def test_answers_come_from_the_log_cancellation_and_static():

@@ -67,3 +67,28 @@ def test_the_reused_slot_s_new_request_gets_the_old_block_and_computes_only_its_
     replay = Replay(log)
     assert [replay[step].slots[0].blocks for step in (1, 2, 3)] == [(0,), (0,), (0,)]
     assert log.outputs() == simulate(resolve_scenario("slot-reuse-state-reset").with_engine(kv_blocks=None)).outputs()
+
+
+def test_multi_turn_chat_hits_the_first_turn_s_full_blocks_and_loses_b1_s_to_eviction():
+    scenario = resolve_scenario("multi-turn-chat")
+    log = simulate(scenario)
+    outputs = log.outputs()
+    prompts = {info.request_id: list(info.prompt) for info in log.requests}
+    # each second turn is the first turn's whole conversation (its stop token included) + a 3-token question
+    assert prompts["A2"][:11] == outputs["A1"] and prompts["B2"][:11] == outputs["B1"]
+    hits = [(e.step, e.request_id, e.block) for e in log if e.kind == "prefix_hit"]
+    assert hits == [(7, "A2", 0), (7, "A2", 1)]  # A1's two full blocks; its third held 2 tokens
+    prefills = {e.request_id: (e.tokens, e.computed) for e in log if e.kind == "prefill"}
+    assert prefills["A2"] == (6, 14) and prefills["B2"] == (14, 14)
+    evicted = [(e.step, e.block) for e in log if e.kind == "kv_evict"]
+    assert evicted[:2] == [(7, 3), (8, 2)]  # L reuses B1's blocks: its second, then its first
+    assert [(e.step, e.block) for e in log if e.kind == "kv_alloc" and e.request_id == "L"][:5] == [
+        (7, 8),
+        (7, 9),
+        (7, 4),
+        (7, 5),
+        (7, 3),
+    ]  # never-used blocks first, then A1's and B1's freed last blocks, then B1's second
+    assert summary(log)["cached_tokens"] == 8
+    uncached = simulate(scenario.with_engine(prefix_caching=False))
+    assert uncached.outputs() == outputs  # the cache changes no output

@@ -180,6 +180,14 @@ def test_a_reason_is_given_away_by_the_request_named_with_why_it_finishes(senten
         ("The run ends at step 13.", "steps", 14, None, True),
         ("It runs over steps 0-13.", "steps", 14, None, True),
         ("L wants 14 tokens, one a step.", "steps", 14, None, False),
+        ("C finds 8 tokens in the prefix cache.", "cached", 8, None, True),
+        ("C hits 8 cached tokens.", "cached", 8, None, True),
+        ("A finds 8 tokens in the prefix cache.", "cached", 8, None, False),  # another request
+        ("C computes 6 tokens.", "computed", 6, None, True),
+        ("C's prefill is 6 tokens long.", "computed", 6, None, True),
+        ("Rows are preempted 12 times.", "preemptions", 12, None, True),
+        ("The burst makes 12 preemptions.", "preemptions", 12, None, True),
+        ("12 rows run at once.", "preemptions", 12, None, False),
     ],
 )
 def test_a_number_is_given_away_next_to_the_question_s_noun(sentence, kind, answer, narrated, spoils):

@@ -10,9 +10,11 @@ Choice kinds (a radio): `slot` (the slot a request is admitted into), `delivered
 callback receives), `stops` (does it finish at this step: yes/no), `reason` (its finish
 reason), `preempted` (who is preempted at this step). Number kinds: `blocks` (KV blocks a
 request holds at the step), `admitted` (requests admitted at the step), `waiting` (the queue
-after the step's admissions), `rows` (rows sent to the model) and `steps` (the whole run's
-length). A kind that reads a request's admission, eviction or preemption may leave `step`
-out: the step is then that event's. The explanation is the fact, then the step's narration.
+after the step's admissions), `rows` (rows sent to the model), `cached` (a request's tokens
+found in the prefix cache when it is admitted), `computed` (the tokens its prefill computes
+at the step), and, for the whole run, `steps` (its length) and `preemptions`. A kind that
+reads a request's admission, eviction or preemption may leave `step` out: the step is then
+that event's. The explanation is the fact, then the step's narration.
 
 A number that cannot be reasoned out exactly (the queue of a run with random arrivals) takes
 a `tolerance`: any answer within it of the log's count is right, and the fact says the range.
@@ -40,6 +42,7 @@ class Kind:
     request: bool  # the question is about one request
     default_step: EventKind | None  # the request's event whose step is the default (None: `step` required)
     numeric: bool = False
+    whole_run: bool = False  # about the whole run: asked before step 0 unless the quiz gives a step
 
 
 KINDS = {
@@ -52,7 +55,10 @@ KINDS = {
     "admitted": Kind(False, None, numeric=True),
     "waiting": Kind(False, None, numeric=True),
     "rows": Kind(False, None, numeric=True),
-    "steps": Kind(False, None, numeric=True),
+    "cached": Kind(True, EventKind.ADMIT, numeric=True),
+    "computed": Kind(True, EventKind.ADMIT, numeric=True),
+    "steps": Kind(False, None, numeric=True, whole_run=True),
+    "preemptions": Kind(False, None, numeric=True, whole_run=True),
 }
 
 
@@ -91,7 +97,7 @@ def question(
         options = (*options, answer)
     if tolerance:
         fact = f"{fact[:-1]} (answers from {max(answer - tolerance, 0):,} to {answer + tolerance:,} are right)."
-    said = () if kind == "steps" else tuple(narrate(replay, step, replay.log.vocabulary))
+    said = () if spec.whole_run else tuple(narrate(replay, step, replay.log.vocabulary))
     return Question(step, _shuffled(options), answer, (fact, *said), tolerance)
 
 
@@ -187,6 +193,36 @@ def _rows(replay: Replay, step: int, _request):
     return None, count, f"The model gets {count} {'row' if count == 1 else 'rows'} at step {step}."
 
 
+def _cached(replay: Replay, step: int, request: str):
+    if not replay.log.config.prefix_caching:
+        raise QuizError("kind", "'cached' needs prefix caching ([engine.kv] prefix_caching = true)")
+    _admitted_at(replay, step, request)
+    hits = len(_events(replay, step, "prefix_hit", request))
+    tokens = hits * replay.log.config.block_size
+    found = f"{hits} cached {'block' if hits == 1 else 'blocks'}, {tokens:,} tokens" if hits else "no cached block"
+    return None, tokens, f"Request {request} is admitted at step {step} and finds {found}."
+
+
+def _computed(replay: Replay, step: int, request: str):
+    _admitted_at(replay, step, request)
+    prefills = _events(replay, step, "prefill", request)
+    if not prefills:
+        raise QuizError("kind", "'computed' needs a KV pool or a token budget (they log each prefill)")
+    tokens = prefills[0].tokens
+    what = f"{tokens:,} {'token' if tokens == 1 else 'tokens'}"
+    return None, tokens, f"Request {request}'s prefill computes {what} at step {step}."
+
+
+def _admitted_at(replay: Replay, step: int, request: str) -> None:
+    if not _events(replay, step, "admit", request):
+        raise QuizError("step", f"request {request} is not admitted at step {step}")
+
+
+def _preemptions(replay: Replay, _step, _request):
+    count = int(np.count_nonzero(np.frombuffer(replay.log.kind, dtype=np.int8) == EventKind.PREEMPT))
+    return None, count, f"Rows are preempted {count:,} {'time' if count == 1 else 'times'} in the run."
+
+
 def _steps(replay: Replay, _step, _request):
     return None, len(replay), f"The run takes {len(replay):,} steps (0 to {len(replay) - 1:,})."
 
@@ -201,7 +237,10 @@ ASKERS = {
     "admitted": _admitted,
     "waiting": _waiting,
     "rows": _rows,
+    "cached": _cached,
+    "computed": _computed,
     "steps": _steps,
+    "preemptions": _preemptions,
 }
 
 

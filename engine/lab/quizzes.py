@@ -62,7 +62,7 @@ def parse_quizzes(top: Table, named: set[str | None], unnamed: int) -> tuple[Qui
         kind = t.str("kind", choices=tuple(KINDS))
         step = t.int("step", None, minimum=0, maximum=MAX_STEPS)
         if step is None and KINDS[kind].default_step is None:
-            if kind != "steps":
+            if not KINDS[kind].whole_run:
                 raise t.fail("step", f"is required for kind {kind!r}")
             step = 0
         request = t.str("request") if KINDS[kind].request else None
