@@ -2,6 +2,7 @@
 
 import pytest
 
+from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import request_metrics, summary
 from engine.analysis.replay import Replay
 from engine.lab.scenario import resolve_scenario
@@ -92,3 +93,32 @@ def test_multi_turn_chat_hits_the_first_turn_s_full_blocks_and_loses_b1_s_to_evi
     assert summary(log)["cached_tokens"] == 8
     uncached = simulate(scenario.with_engine(prefix_caching=False))
     assert uncached.outputs() == outputs  # the cache changes no output
+
+
+def test_the_watermark_lesson_s_waves_and_its_side_by_side_figures():
+    scenario = resolve_scenario("watermark-and-thrash")
+    cost = cost_model(scenario.cost)
+    log = simulate(scenario)
+    assert [rid for step, rid in events(log, "evict") if step == 0] == ["r39"]
+    assert [rid for step, rid in events(log, "preempt") if step == 1] == ["r49", "r48", "r47", "r46", "r45"]
+    waves = sorted({step for step, _ in events(log, "preempt")})
+    assert waves[:4] == [1, 17, 33, 49]  # rows admitted together cross a block boundary together
+    figures = {}
+    for watermark in (0.0, 0.01, 0.05, 0.1):
+        run = summary(simulate(scenario.with_engine(kv_watermark=watermark)), cost)
+        figures[watermark] = (run["preemptions"], run["recomputed_tokens"], round(run["throughput_tokens_per_s"]))
+    assert figures == {
+        0.0: (144, 20_111, 846),
+        0.01: (94, 13_419, 882),
+        0.05: (23, 3_586, 919),
+        0.1: (8, 1_289, 912),
+    }
+    text = " ".join((scenario.lesson + scenario.reveal).split())
+    for phrase in (
+        "144 preemptions over the run and 20,111 tokens computed again, at 846 tokens/s",
+        "0.01 (4 blocks) gives 94 preemptions, 13,419 recomputed tokens and 882 tokens/s",
+        "0.05 (20 blocks) 23, 3,586 and 919 tokens/s",
+        "0.1 (40 blocks) only 8 preemptions but 912 tokens/s",
+    ):
+        assert phrase in text
+    assert [int(w * scenario.engine.kv_blocks) for w in (0.01, 0.05, 0.1)] == [4, 20, 40]

@@ -185,8 +185,8 @@ def test_a_reason_is_given_away_by_the_request_named_with_why_it_finishes(senten
         ("A finds 8 tokens in the prefix cache.", "cached", 8, None, False),  # another request
         ("C computes 6 tokens.", "computed", 6, None, True),
         ("C's prefill is 6 tokens long.", "computed", 6, None, True),
-        ("Rows are preempted 12 times.", "preemptions", 12, None, True),
-        ("The burst makes 12 preemptions.", "preemptions", 12, None, True),
+        ("6 rows are preempted at step 4.", "preemptions", 6, None, True),
+        ("Step 4 makes 6 preemptions.", "preemptions", 6, None, True),
         ("12 rows run at once.", "preemptions", 12, None, False),
     ],
 )

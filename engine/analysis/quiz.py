@@ -12,7 +12,8 @@ reason), `preempted` (who is preempted at this step). Number kinds: `blocks` (KV
 request holds at the step), `admitted` (requests admitted at the step), `waiting` (the queue
 after the step's admissions), `rows` (rows sent to the model), `cached` (a request's tokens
 found in the prefix cache when it is admitted), `computed` (the tokens its prefill computes
-at the step), and, for the whole run, `steps` (its length) and `preemptions`. A kind that
+at the step), `preemptions` (rows preempted at the step: by default the first step that
+preempts) and `steps` (the whole run's length). A kind that
 reads a request's admission, eviction or preemption may leave `step` out: the step is then
 that event's. The explanation is the fact, then the step's narration.
 
@@ -58,7 +59,7 @@ KINDS = {
     "cached": Kind(True, EventKind.ADMIT, numeric=True),
     "computed": Kind(True, EventKind.ADMIT, numeric=True),
     "steps": Kind(False, None, numeric=True, whole_run=True),
-    "preemptions": Kind(False, None, numeric=True, whole_run=True),
+    "preemptions": Kind(False, EventKind.PREEMPT, numeric=True),
 }
 
 
@@ -218,9 +219,9 @@ def _admitted_at(replay: Replay, step: int, request: str) -> None:
         raise QuizError("step", f"request {request} is not admitted at step {step}")
 
 
-def _preemptions(replay: Replay, _step, _request):
-    count = int(np.count_nonzero(np.frombuffer(replay.log.kind, dtype=np.int8) == EventKind.PREEMPT))
-    return None, count, f"Rows are preempted {count:,} {'time' if count == 1 else 'times'} in the run."
+def _preemptions(replay: Replay, step: int, _request):
+    count = len(_events(replay, step, "preempt"))
+    return None, count, f"{count} {'row is' if count == 1 else 'rows are'} preempted at step {step}."
 
 
 def _steps(replay: Replay, _step, _request):
