@@ -9,6 +9,7 @@ the tabs, and is filled after the sidebar, once the run is known.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import streamlit as st
@@ -16,7 +17,7 @@ import streamlit as st
 from cblab.ui import url
 from cblab.ui.course import before_cap, shows_whole_run
 from cblab.ui.practice import render_practice
-from cblab.ui.runs import Overrides, Run
+from cblab.ui.runs import Overrides, Run, load
 from cblab.ui.stage import render_batch, render_stage
 from cblab.ui.tabs import render_comparison, render_log
 from cblab.ui.time_charts import render_metrics, render_timeline
@@ -92,7 +93,8 @@ def render_tabs(
     if metrics_tab.open:
         with metrics_tab:
             if shows_whole_run("metrics", cap, run):
-                render_metrics(run, step)
+                rerun = None if run.scenario is None else lambda: without_cache(name, upload, overrides)
+                render_metrics(run, step, rerun)
     if compare_tab.open:
         with compare_tab:
             if shows_whole_run("compare", cap, run):
@@ -105,3 +107,9 @@ def render_tabs(
     if practice_tab.open:
         with practice_tab:
             render_practice()
+
+
+def without_cache(name: str, upload, overrides: Overrides) -> Run:
+    """The shown scenario with prefix caching off, through the runs every session shares: the run the
+    sidebar's switch gives when turned off, made once for the class."""
+    return load(name, upload, dataclasses.replace(overrides, prefix_caching=False))

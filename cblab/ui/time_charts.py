@@ -1,22 +1,24 @@
 """The Timeline and Metrics tabs: per-request waiting and running bars, and rows and queue over
-time (and, with memory, cblab/ui/kv_charts.py's charts), each with a cursor at the step the Grid shows."""
+time (and, with memory, cblab/ui/kv_charts.py's charts; with prefix caching, cblab/ui/prefix_charts.py's),
+each with a cursor at the step the Grid shows."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from cblab.ui import palette
-from cblab.ui.chart_parts import add_cursor, with_idle_stretches
+from cblab.ui.chart_parts import MAX_REQUESTS_DRAWN, add_cursor, with_idle_stretches
 from cblab.ui.kv_charts import render_memory_charts
+from cblab.ui.prefix_charts import render_prefix_charts
 from cblab.ui.runs import Run
 from engine.analysis.metrics import CostModel, format_seconds
 
-MAX_TIMELINE_REQUESTS = 300
-
 
 def render_timeline(run: Run, step: int) -> None:
-    shown = min(len(run.requests), MAX_TIMELINE_REQUESTS)
+    shown = min(len(run.requests), MAX_REQUESTS_DRAWN)
     if len(run.requests) > shown:
         st.caption(f"The first {shown} of {len(run.requests)} requests.")
     st.plotly_chart(timeline_figure(run, step), key="timeline")
@@ -27,7 +29,7 @@ def timeline_figure(run: Run, step: int) -> go.Figure:
     slot (a preempted request runs, waits again and runs again), each running bar in the
     request's colour on the stage (its slot only in the hover), and the cursor at `step`. Step k
     spans k ± 0.5. The bars come from the stage's own frames, so both views always agree."""
-    count = min(len(run.log.requests), MAX_TIMELINE_REQUESTS)
+    count = min(len(run.log.requests), MAX_REQUESTS_DRAWN)
     ids = [info.request_id for info in run.log.requests[:count]]
     end = len(run.replay)  # a log that ends mid-run: its last waits and stints stop there
     waits = sorted((r, a, min(u, end)) for r, a, u, _ in run.frames["waits"] if r < count and u > a)
@@ -72,7 +74,9 @@ def span(first: int, last: int) -> str:
     return f"step {first:,}" if first == last else f"steps {first:,}–{last:,}"
 
 
-def render_metrics(run: Run, step: int) -> None:
+def render_metrics(run: Run, step: int, without_cache: Callable[[], Run] | None = None) -> None:
+    """The run's figures and charts; `without_cache` makes the same run with prefix caching off (a run
+    with it on only; None for a loaded event log)."""
     figures = run.summary
     columns = st.columns(5)
     columns[0].metric("Steps", f"{figures['steps']:,}")
@@ -82,6 +86,8 @@ def render_metrics(run: Run, step: int) -> None:
     columns[4].metric("TTFT p50", format_seconds(figures["ttft_p50_s"]))
     st.plotly_chart(over_time_figure(run, step), key="over_time")
     render_memory_charts(run, step)
+    if run.log.config.prefix_caching:
+        render_prefix_charts(run, step, without_cache)
     st.caption(cost_caption(run.cost))
     st.dataframe(run.requests, key="request_table")
 

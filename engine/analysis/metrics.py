@@ -28,7 +28,8 @@ import pandas as pd
 from ..core.log.event_log import EventLog
 from ..core.log.events import EventKind
 from ..core.request import FinishReason
-from .pool_state import cache_hits, pool_use
+from .pool_state import pool_use
+from .prefix_hits import cache_hits
 
 
 @dataclass(frozen=True)

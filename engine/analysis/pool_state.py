@@ -8,7 +8,6 @@ from bisect import bisect_right
 import numpy as np
 
 from ..core.log.event_log import EventLog
-from ..core.log.events import EventKind
 from ..core.log.pool_replay import PoolReplay
 from .kv_replay import model_calls
 
@@ -39,20 +38,3 @@ def pool_use(log: EventLog, busy: list[int]) -> tuple[list[int], list[int]]:
         in_use.append(pool.num_blocks - pool.num_free)
         shared.append(pool.shared)
     return in_use, shared
-
-
-def cache_hits(log: EventLog) -> tuple[int, int]:
-    """(tokens found in the prefix cache at admissions, tokens looked up there): each admission looks up
-    the row's tokens so far (a preempted row's generated ones too). (0, 0) without prefix caching."""
-    if not log.config.prefix_caching:
-        return 0, 0
-    emitted: dict[int, int] = {}
-    cached = looked_up = 0
-    for kind, request in zip(log.kind, log.request):
-        if kind == EventKind.EMIT:
-            emitted[request] = emitted.get(request, 0) + 1
-        elif kind == EventKind.ADMIT:
-            looked_up += len(log.requests[request].prompt) + emitted.get(request, 0)
-        elif kind == EventKind.PREFIX_HIT:
-            cached += log.config.block_size
-    return cached, looked_up
