@@ -195,7 +195,7 @@ def test_a_turn_that_arrives_while_the_last_one_runs_hits_only_the_blocks_alread
     caching=st.booleans(),
     seed=st.integers(0, 50),
 )
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_every_answer_has_its_drawn_length_and_every_turn_starts_with_the_last_one(
     count, own, system, share, turns, gap, question, max_tokens, batch_size, caching, seed
 ):
