@@ -27,4 +27,5 @@ class RequestSpec:
     stream: bool = False  # attach an on_token callback
     script: list[int] | None = None  # scripted model: the continuation
     answer_len: int | None = None  # the answer's length: the model's stop token is generated token number answer_len
+    answer_id_at: int = 0  # where the answer model's 2-token id sits in the prompt: after a system prompt, its length
     priority: int = 0  # admission order among arrived requests: lower first (vLLM's priority scheduling)

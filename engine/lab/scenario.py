@@ -33,7 +33,7 @@ from .scenario_types import EngineConfig, ModelConfig, ReplicaConfig, RequestSpe
 from .scenario_work import check_work
 from .shared_cache import shared_cache
 from .toml_reader import ScenarioError, Table
-from .workload import ARRIVALS, DISTRIBUTIONS
+from .workload_table import parse_workload
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 COURSE_FILE = "course.toml"  # the course's order of the scenarios (engine/lab/course.py), not a scenario
@@ -98,7 +98,7 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
     vocabulary = _int_keyed(top, "vocabulary", lambda t, k: t.str(k))
     captions = _int_keyed(top, "captions", lambda t, k: t.str(k))
     explicit = [_request(t, model) for t in top.tables("requests", MAX_REQUESTS)] if top.has("requests") else None
-    workload = _workload(top.table("workload")) if top.has("workload") else None
+    workload = parse_workload(top.table("workload")) if top.has("workload") else None
     quizzes = parse_quizzes(top, {r.request_id for r in explicit or []}, _unnamed(explicit, workload))
     real_servers = parse_callouts(top)
     sweep = _sweep(top.table("sweep")) if top.has("sweep") else None
@@ -205,52 +205,6 @@ def _request(t: Table, model: ModelConfig) -> RequestSpec:
     return spec
 
 
-def _workload(t: Table) -> WorkloadConfig:
-    length = t.raw("prompt_len", 16)
-    if type(length) is int:
-        length = [length, length]
-    if not (
-        isinstance(length, list)
-        and len(length) == 2
-        and all(type(n) is int for n in length)
-        and 0 <= length[0] <= length[1] <= MAX_LENGTH
-    ):
-        raise t.fail("prompt_len", f"must be an integer 0..{MAX_LENGTH} or a range [min, max]", length)
-    output, arrival = t.table("output", required=True), t.table("arrival") or Table(t.source, {}, t.where("arrival"))
-    max_tokens = output.int("max_tokens", None, minimum=1, maximum=MAX_LENGTH)
-    if max_tokens is not None and length[0] < 2:
-        raise t.fail(
-            "prompt_len", "must be at least 2 with output.max_tokens (the answer model reads a 2-token id)", length
-        )
-    config = WorkloadConfig(
-        count=t.int("count", minimum=1, maximum=MAX_REQUESTS),
-        prompt_len=(length[0], length[1]),
-        seed=t.int("seed", 0, minimum=INT64_MIN, maximum=INT64_MAX),
-        output=_choice_with_params(output, "distribution", DISTRIBUTIONS),
-        arrival=_choice_with_params(arrival, "process", ARRIVALS, default="burst"),
-        stop_sequences=t.stop_sequences("stop_sequences"),
-        max_tokens=max_tokens,
-    )
-    t.check_no_unknown_keys()
-    params = config.output[1]
-    if config.output[0] == "uniform" and params["min"] > params["max"]:
-        raise output.fail("min", f"must be ≤ max ({params['max']})", params["min"])
-    return config
-
-
-def _choice_with_params(t: Table, key: str, choices: dict, default: object = ...) -> tuple[str, dict]:
-    """A `{key = name, param = number...}` table, such as an output-length distribution."""
-    name = t.str(key, default, choices=tuple(choices))
-    params = {}
-    for param in choices[name]:
-        if param == "rate":
-            params[param] = t.number(param, minimum=1e-9)
-        else:
-            params[param] = t.int(param, minimum=1, maximum=MAX_LENGTH)
-    t.check_no_unknown_keys()
-    return name, params
-
-
 def _int_keyed(top: Table, key: str, read) -> dict[int, str]:
     t = top.table(key)
     if t is None:
@@ -294,7 +248,7 @@ def _replicas(t: Table) -> ReplicaConfig:
 
 def _unnamed(explicit: list[RequestSpec] | None, workload: WorkloadConfig | None) -> int:
     """How many requests the engine names (r0, r1, ...)."""
-    return workload.count if workload is not None else sum(r.request_id is None for r in explicit or [])
+    return workload.request_count if workload is not None else sum(r.request_id is None for r in explicit or [])
 
 
 def _check_ids(top: Table, requests: list[RequestSpec]) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..core.config import EngineConfig
+from .conversation import Chat, SystemPrompt
 from .quizzes import Quiz
 from .real_servers import Callout
 from .request_spec import RequestSpec
@@ -36,6 +37,12 @@ class WorkloadConfig:
     arrival: tuple[str, dict]
     stop_sequences: list[list[int]] | None = None
     max_tokens: int | None = None  # every request asks for this; the drawn lengths are where the model stops
+    system_prompt: SystemPrompt | None = None  # one prompt prefix shared by a share of the conversations
+    chat: Chat | None = None  # multi-turn conversations (needs max_tokens): count × turns requests
+
+    @property
+    def request_count(self) -> int:
+        return self.count * (self.chat.turns if self.chat else 1)
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,9 @@ class Scenario:
             arrival=w.arrival,
             stop_sequences=w.stop_sequences,
             max_tokens=w.max_tokens,
+            system=w.system_prompt,
+            chat=w.chat,
+            model=(self.model.seed, self.model.eos_token),
         )
 
     def with_engine(self, **changes) -> Scenario:

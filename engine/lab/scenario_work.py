@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .answer_model import answer_ids
+from .conversation import longest_prompts
 from .limits import MAX_REQUESTS, Work, first_excess, worst_case
 from .scenario_types import Scenario
 from .toml_reader import ScenarioError
@@ -117,27 +119,70 @@ def _scripted_reads(prompt: int, budget: int, script: int) -> int:
 
 def _generated(scenario: Scenario):
     w = scenario.workload
-    if w.count > MAX_REQUESTS:  # before drawing anything
-        return Work(w.count, 0, 0, 0, 0, 0), lambda name, value: ("workload.count", f"{w.count:,}", "is too many")
+    turns = w.chat.turns if w.chat else 1
+    if w.request_count > MAX_REQUESTS:  # before drawing anything
+        return Work(w.request_count, 0, 0, 0, 0, 0), lambda name, value: _too_many_requests(w)
+    _check_answer_model(scenario)
     try:
-        budgets, arrivals = workload_shape(w.count, seed=w.seed, output=w.output, arrival=w.arrival)
+        lengths, arrivals = workload_shape(w.count, seed=w.seed, output=w.output, arrival=w.arrival, chat=w.chat)
     except WorkloadTooLarge as exc:
         raise ScenarioError(f"{scenario.source}: workload.{exc.field}: {exc}") from None
-    prompts = w.count * w.prompt_len[1]
-    _check_fits(scenario, "workload", w.prompt_len[1] + max(budgets, default=0))
-    work = _engine_work(scenario, budgets, arrivals, prompts, [w.prompt_len[1]] * w.count)
+    system = w.system_prompt.length if w.system_prompt else 0
+    without_system = (w.count - (w.system_prompt.members(w.count) if w.system_prompt else 0)) * turns * system
+    lens = longest_prompts(w.prompt_len[1], system, w.chat, lengths, w.max_tokens)
+    prompts = sum(lens) - without_system
+    budget = max(lengths) if w.max_tokens is None else w.max_tokens  # what the engine checks at submit
+    for field, prompt in (("workload", w.prompt_len[1]), ("workload.system_prompt.len", system + w.prompt_len[1])):
+        _check_fits(scenario, field, prompt + budget)
+    _check_fits(scenario, "workload.chat.turns", max(lens) + budget)  # a chat's last turns: the longest prompts
+    work = _engine_work(scenario, lengths, arrivals, prompts, lens)
     distribution, params = w.output
     param = {"fixed": "value", "uniform": "max", "capped_exponential": "cap"}[distribution]
 
     def blame(name: str, value: int) -> tuple[str, str, str]:
-        if name == "requests":
-            return "workload.count", f"{w.count:,}", "is too many"
+        if name == "prompt_tokens" and turns > 1:
+            given = f"{turns:,} (× {w.count:,} conversations, prompts up to {max(lens):,} tokens)"
+            return "workload.chat.turns", given, _effect(name, value)
+        if name == "prompt_tokens" and system > w.prompt_len[1]:
+            given = f"{system:,} (on {w.system_prompt.members(w.count):,} requests)"
+            return "workload.system_prompt.len", given, _effect(name, value)
         if name == "prompt_tokens":
             given = f"{w.count:,} requests × up to {w.prompt_len[1]:,} tokens"
             return "workload.prompt_len", given, _effect(name, value)
         if name == "model_rows" and scenario.engine.padded:
             return "engine.padded", f"true with batch_size {scenario.engine.batch_size}", _effect(name, value)
-        given = f"{w.count:,} requests × up to {params[param]:,} tokens"
+        given = f"{len(lengths):,} requests × up to {params[param]:,} tokens"
         return f"workload.output.{param}", given, _effect(name, value)
 
     return work, blame
+
+
+def _too_many_requests(w) -> tuple[str, str, str]:
+    if w.chat and w.chat.turns > 1:
+        given = f"{w.chat.turns:,} (× {w.count:,} conversations)"
+        return "workload.chat.turns", given, f"makes {w.request_count:,} requests"
+    return "workload.count", f"{w.count:,}", "is too many"
+
+
+def _check_answer_model(scenario: Scenario) -> None:
+    """The answer model (engine/lab/answer_model.py) can tell every request's answer id apart, and a chat's
+    answers end where its next prompts say: at the model's stop token, which the engine must stop at."""
+    w, model = scenario.workload, scenario.model
+    if w.max_tokens is None:
+        return
+    ids = w.count + bool(w.system_prompt and w.system_prompt.length)
+    if ids > answer_ids(model.vocab_size):
+        raise ScenarioError(
+            f"{scenario.source}: workload.count: {w.count:,} {'conversations' if w.chat else 'requests'} need "
+            f"{ids:,} answer ids{' (one for the system prompt)' if ids > w.count else ''}, but model.vocab_size "
+            f"{model.vocab_size:,} has {answer_ids(model.vocab_size):,} ((vocab_size − 1)²)"
+        )
+    if w.chat and scenario.engine.stop_token != model.eos_token:
+        raise ScenarioError(
+            f"{scenario.source}: workload.chat: needs engine.stop_token = {model.eos_token} (model.eos_token), so that "
+            f"each answer ends where the next turn's prompt says; {_stop_token(scenario.engine.stop_token)}"
+        )
+
+
+def _stop_token(token: int | None) -> str:
+    return "engine.stop_token is left out" if token is None else f"engine.stop_token is {token}"
