@@ -149,6 +149,9 @@ def test_answers_come_from_the_log_memory():
     # multi-turn: A1 wrote 6 + 4 tokens (its last is never written): 2 full blocks of 4 = 8 hit, 14 - 8 = 6
     # computed; B1's first block was reused by L, and a match starts at the first block: 0.
     assert answers("multi-turn-chat") == [8, 6, 0]
+    # shared system prompt: r0 computes 512 + 32; r1 finds r0's 32 system-prompt blocks (cached the step r0
+    # computed them) and computes its own 32.
+    assert answers("shared-system-prompt") == [544, 512, 32]
 
 
 def test_answers_come_from_the_log_cancellation_and_static():

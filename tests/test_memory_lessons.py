@@ -122,3 +122,42 @@ def test_the_watermark_lesson_s_waves_and_its_side_by_side_figures():
     ):
         assert phrase in text
     assert [int(w * scenario.engine.kv_blocks) for w in (0.01, 0.05, 0.1)] == [4, 20, 40]
+
+
+def test_the_shared_system_prompt_is_computed_once_and_halves_the_median_first_token():
+    scenario = resolve_scenario("shared-system-prompt")
+    cost = cost_model(scenario.cost)
+    log = simulate(scenario)
+    prompts = {info.request_id: list(info.prompt) for info in log.requests}
+    system = prompts["r0"][:512]
+    assert [rid for rid, p in prompts.items() if p[:512] == system] == ["r0", "r1", "r2", "r3", "r5"]
+    assert {len(p) for p in prompts.values()} == {544, 32}
+    prefills = [(e.step, e.request_id, e.tokens, e.computed) for e in log if e.kind == "prefill"]
+    assert prefills == [
+        (2, "r0", 544, 544),
+        (3, "r1", 32, 544),  # "prefill 32/544 (512 cached)"
+        (8, "r2", 32, 544),
+        (10, "r3", 32, 544),
+        (18, "r4", 32, 32),
+        (19, "r5", 32, 544),
+    ]
+    hits = [(e.request_id, e.block) for e in log if e.kind == "prefix_hit"]
+    assert hits[:32] == [("r1", block) for block in range(32)]  # r0's system-prompt blocks, in table order
+    assert Replay(log)[10].slots[3].blocks[:32] == tuple(range(32))  # r3 too: four rows hold blocks 0-31
+    assert all(row is not None and row.blocks[:32] == tuple(range(32)) for row in Replay(log)[10].slots)
+    cached, plain = summary(log, cost), summary(simulate(scenario.with_engine(prefix_caching=False)), cost)
+    assert (cached["cached_tokens"], round(cached["prefix_hit_rate"] * 100)) == (2_048, 74)
+    assert round(2_048 / cached["prefix_hit_rate"]) == 2_752
+    assert (round(plain["ttft_p50_s"] * 1000), round(cached["ttft_p50_s"] * 1000)) == (116, 53)
+    ttft = request_metrics(log, cost).ttft_s
+    assert (round(ttft["r1"] * 1000), round(ttft["r0"] * 1000)) == (23, 115)
+    text = " ".join((scenario.lesson + scenario.reveal).split())
+    for phrase in (
+        "2,048 of the 2,752 prompt tokens",
+        "(74 %)",
+        "from 116 ms without the cache to 53 ms with it",
+        "one step (23 ms)",
+        "a 544-token prefill (115 ms)",
+        '"prefill 32/544 (512 cached)"',
+    ):
+        assert phrase in text
