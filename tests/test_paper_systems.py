@@ -10,8 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.lab.compare import runs
-from engine.lab.paper_systems import SYSTEMS, has_true_lengths, paper_systems, pow2_length, true_length
+from engine.lab.paper_systems import (
+    SYSTEMS,
+    has_true_lengths,
+    paper_systems,
+    pow2_length,
+    reservation_runs,
+    true_length,
+)
 from engine.lab.scenario import parse_scenario
+from engine.lab.scenario_work import check_work
 from engine.lab.simulate import simulate
 
 TWO_ANSWERS = """
@@ -143,3 +151,12 @@ def test_the_four_need_drawn_answer_lengths_a_pool_and_the_stop_token():
     no_lengths = parse_scenario(TWO_ANSWERS.format(blocks=7, count=2, prompt_len=4, seed=0, longest=9, max_tokens=9))
     no_lengths = dataclasses.replace(no_lengths, workload=dataclasses.replace(no_lengths.workload, max_tokens=None))
     assert not has_true_lengths(no_lengths) and paper_systems(no_lengths) == {}
+
+
+def test_the_reserving_systems_are_checked_against_the_limits_and_ask_for_no_more_work():
+    scenario = workload([5, 9])
+    whole = check_work(scenario)
+    for name, variant in reservation_runs(scenario).items():
+        assert variant.explicit_requests is not None and variant.workload == scenario.workload  # (the answer model)
+        work = check_work(variant)  # the explicit requests' own estimate, as simulate runs it
+        assert work.generated_tokens <= whole.generated_tokens and work.steps <= whole.steps, name
