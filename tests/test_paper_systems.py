@@ -6,6 +6,7 @@ import dataclasses
 from collections import Counter
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,7 @@ from engine.lab.paper_systems import (
     reservation_runs,
     true_length,
 )
-from engine.lab.scenario import parse_scenario
+from engine.lab.scenario import ScenarioError, parse_scenario
 from engine.lab.scenario_work import check_work
 from engine.lab.simulate import simulate
 
@@ -160,3 +161,12 @@ def test_the_reserving_systems_are_checked_against_the_limits_and_ask_for_no_mor
         assert variant.explicit_requests is not None and variant.workload == scenario.workload  # (the answer model)
         work = check_work(variant)  # the explicit requests' own estimate, as simulate runs it
         assert work.generated_tokens <= whole.generated_tokens and work.steps <= whole.steps, name
+
+
+def test_a_workload_with_answer_lengths_fits_the_pool_by_the_max_tokens_its_requests_ask():
+    """The requests ask for max_tokens, so that is what must fit (the fit was checked on the drawn
+    lengths: 4 + 14 tokens refused a pool that 4 + 1 fits, and 4 + 100 reached the engine's own
+    ValueError, without the file or the field)."""
+    assert workload(blocks=2, longest=14, max_tokens=1).requests[0].max_tokens == 1  # 5 tokens in 2 blocks of 4
+    with pytest.raises(ScenarioError, match=r"^<scenario>: workload.output.max_tokens: prompt \+ max_tokens = 104 "):
+        workload(blocks=4, longest=4, max_tokens=100)

@@ -124,7 +124,10 @@ def _generated(scenario: Scenario):
     except WorkloadTooLarge as exc:
         raise ScenarioError(f"{scenario.source}: workload.{exc.field}: {exc}") from None
     prompts = w.count * w.prompt_len[1]
-    _check_fits(scenario, "workload", w.prompt_len[1] + max(budgets, default=0))
+    if w.max_tokens is None:
+        _check_fits(scenario, "workload", w.prompt_len[1] + max(budgets, default=0))
+    else:  # every request asks for max_tokens (the drawn lengths are where its answer stops)
+        _check_fits(scenario, "workload.output.max_tokens", w.prompt_len[1] + w.max_tokens)
     work = _engine_work(scenario, budgets, arrivals, prompts, [w.prompt_len[1]] * w.count)
     distribution, params = w.output
     param = {"fixed": "value", "uniform": "max", "capped_exponential": "cap"}[distribution]
