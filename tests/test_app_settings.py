@@ -8,10 +8,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cblab.ui.batch_view import lengths_text
+from cblab.ui.compare_view import comparison_table
 from cblab.ui.course import merge_scores
 from cblab.ui.runs import KEEP, Overrides, apply_overrides, load
 from cblab.ui.settings import BY_KEY, SETTINGS, own_values, parse, url_text
-from cblab.ui.tabs import comparison_table, download_name
+from cblab.ui.tabs import download_name
 from engine.lab.compare import compare
 from engine.lab.scenario import resolve_scenario
 from tests.helpers import start_app

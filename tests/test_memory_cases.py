@@ -211,3 +211,4 @@ def test_a_preemption_shows_in_the_metrics_as_a_stall_and_recomputed_tokens():
     assert steps.kv_blocks_held.tolist() == [2, 2, 2, 2, 2, 2]
     assert steps.kv_tokens_held.tolist() == [2, 4, 3, 4, 3, 4]  # the prefixes before each new token
     assert figures["kv_utilization"] == pytest.approx((2 / 4 + 1 + 3 / 4 + 1 + 3 / 4 + 1) / 6)
+    assert figures["kv_pool_utilization"] == pytest.approx((2 + 4 + 3 + 4 + 3 + 4) / 6 / 6)  # of the pool's 3 × 2

@@ -77,6 +77,7 @@ def test_summary_of_part2():
             "preemptions": 0,
             "recomputed_tokens": 0,
             "kv_utilization": None,
+            "kv_pool_utilization": None,  # (no pool)
             "cached_tokens": 0,  # (no prefix cache)
             "prefix_hit_rate": 0.0,
         }

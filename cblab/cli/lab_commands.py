@@ -10,12 +10,13 @@ import json
 from engine.analysis.metrics import format_seconds
 from engine.lab.compare import (
     COMPARED,
-    MEMORY_COMPARED,
-    MEMORY_CONFIGURATIONS,
     compare,
     continuous_speedup,
     memory_speedups,
+    on_the_pool,
+    pool_figures,
 )
+from engine.lab.paper_systems import SYSTEMS, TOKEN_STATES
 from engine.lab.replicas import contrast, run_summary
 from engine.lab.sweep import knee, sweep
 
@@ -30,17 +31,36 @@ def compare_command(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=2))
         return 0
     print(f"{scenario.name}: {scenario.title} (batch_size {scenario.engine.batch_size})")
-    columns = [COMPARED] + ([MEMORY_COMPARED] if "continuous-paged" in results else [])
-    for shown in columns:  # the memory figures as a second table, for the memory configurations
-        names = list(results) if shown is COMPARED else list(MEMORY_CONFIGURATIONS)
-        print(f"{'configuration':<18}" + "".join(f"{head:>16}" for head in shown.values()))
-        for name in names:
-            print(f"{name:<18}" + "".join(f"{formatted(c, results[name][c]):>16}" for c in shown))
+    _table(results, list(results), COMPARED)
+    if pool := on_the_pool(results):  # the memory figures as a second table, for the configurations on the pool
+        _table(results, pool, pool_figures(results))
+    if SYSTEMS["Orca-Oracle"] in results:
+        _paper_table(results)
     speedup = continuous_speedup(results)
     print(f"continuous / static throughput (ragged): {_ratio(speedup)}")
     for name, ratio in memory_speedups(results).items():
         print(f"continuous-paged / {name} throughput: {_ratio(ratio)}")
     return 0
+
+
+def _table(results: dict[str, dict], names: list[str], shown: dict[str, str]) -> None:
+    width = max(map(len, names)) + 2
+    print(f"{'configuration':<{width}}" + "".join(f"{head:>16}" for head in shown.values()))
+    for name in names:
+        print(f"{name:<{width}}" + "".join(f"{formatted(c, results[name][c]):>16}" for c in shown))
+
+
+def _paper_table(results: dict[str, dict]) -> None:
+    """The vLLM paper's four systems: the share of the whole KV pool holding tokens, beside Fig. 2's."""
+    print("the vLLM paper's four systems (Kwon et al., SOSP 2023, Fig. 2): share of the KV pool holding tokens")
+    print(f"{'system':<13}{'runs as':<20}{'pool util':>11}{'paper':>8}{'KV util':>10}{'throughput':>20}")
+    for paper, name in SYSTEMS.items():
+        row = results[name]
+        print(
+            f"{paper:<13}{name:<20}{formatted('kv_pool_utilization', row['kv_pool_utilization']):>11}"
+            f"{TOKEN_STATES[paper]:>8.1%}{formatted('kv_utilization', row['kv_utilization']):>10}"
+            f"{formatted('throughput_tokens_per_s', row['throughput_tokens_per_s']):>20}"
+        )
 
 
 def sweep_command(args: argparse.Namespace) -> int:

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 import streamlit as st
 
 from cblab.ui import url
+from cblab.ui.compare_view import render_comparison
 from cblab.ui.course import before_cap, shows_whole_run
 from cblab.ui.practice import render_practice
 from cblab.ui.runs import Overrides, Run, load
 from cblab.ui.stage import render_batch, render_stage
-from cblab.ui.tabs import render_comparison, render_log
+from cblab.ui.tabs import render_log
 from cblab.ui.time_charts import render_metrics, render_timeline
 
 # Presentation mode: no sidebar, no Streamlit toolbar (Deploy, menu), larger text for the back of the room.

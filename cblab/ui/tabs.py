@@ -1,86 +1,16 @@
-"""The Compare and Event log tabs: the four-way comparison, the event log and its downloads."""
+"""The Event log tab: the events, filtered, and the downloads of the whole log."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from cblab.ui import palette
-from cblab.ui.runs import Run, comparison
-from cblab.ui.time_charts import cost_caption
+from cblab.ui.runs import Run
 from engine.core.log.dataframe import KIND_LABELS, events_frame
-from engine.lab.compare import COMPARED, MEMORY_COMPARED, continuous_speedup, memory_speedups
 
 MAX_LOG_ROWS = 5_000  # events turned into the Event log table at once
 ALWAYS_SHOWN = ("step", "kind", "slot", "request_id")  # Event log columns shown even when empty
-
-
-GAP_TO_23X = (
-    "The four configurations above the memory three have unlimited memory; the memory three share the "
-    "scenario's KV pool. Anyscale's 23× for vLLM also counts implementation speed: its baseline is Hugging "
-    "Face pipelines, and it measured FasterTransformer's faster kernels alone at about 4× over them (Daniel "
-    "et al., Anyscale, 2023). Here one mock model runs at one speed, so only scheduling and memory show."
-)
-
-
-def render_comparison(run: Run, name: str, toml_text: str | None, overrides, projector: bool = False) -> None:
-    """The scenario under all four configurations. For a projector the table is plain HTML
-    (st.table), whose text the presentation stylesheet makes 24 px; st.dataframe draws on a
-    canvas that CSS cannot enlarge."""
-    if run.scenario is None:
-        st.info("A loaded event log replays without the engine, so it cannot be re-run in other configurations.")
-        return
-    results = comparison(name, toml_text, overrides)
-    speedup = continuous_speedup(results)
-    st.metric(
-        "Continuous / static throughput (ragged)",
-        f"{speedup:.2f}×" if speedup is not None else "– (no tokens generated)",
-    )
-    for name, ratio in memory_speedups(results).items():
-        st.metric(f"Paged / {name} throughput", f"{ratio:.2f}×" if ratio is not None else "–")
-    table = comparison_table(results)
-    if projector:
-        st.table(table)
-    else:
-        st.dataframe(table, key="comparison_table", width="stretch")
-    st.caption(cost_caption(run.cost))
-    if "continuous-paged" in results:
-        st.caption(GAP_TO_23X)
-    left, right = st.columns(2)
-    names, text = list(results), 24 if projector else 12
-    throughput = [results[n]["throughput_tokens_per_s"] for n in names]
-    left.plotly_chart(_bars(names, throughput, "tokens / s", text), key="compare_throughput")
-    latency = [results[n]["e2e_p50_s"] for n in names]
-    right.plotly_chart(_bars(names, latency, "end-to-end p50 (s)", text), key="compare_latency")
-
-
-def comparison_table(results: dict[str, dict]) -> pd.DataFrame:
-    """One row per figure and one column per configuration, as text ("–" where a figure does not
-    apply: KV utilisation with unlimited memory). Configurations across, not down, so the table
-    fits the page's width."""
-    figures = {**COMPARED, **(MEMORY_COMPARED if "continuous-paged" in results else {})}
-    percent, count = "{:.0%}", "{:,.0f}"
-    formats = {"steps": count, "throughput_tokens_per_s": "{:,.0f} tok/s", "slot_utilization": percent}
-    formats |= {"padding_waste": percent, "kv_utilization": percent, "peak_running": count, "preemptions": count}
-    formats["recomputed_tokens"] = count
-    rows = {}
-    for figure, label in figures.items():
-        shown = formats.get(figure, "{:.3f} s")
-        rows[label] = [_figure(results[name].get(figure), shown) for name in results]
-    return pd.DataFrame.from_dict(rows, orient="index", columns=list(results))
-
-
-def _figure(value: object, shown: str) -> str:
-    return "–" if value is None or value != value else shown.format(value)  # (value != value: NaN)
-
-
-def _bars(names: list[str], values: list[float], title: str, text: int) -> go.Figure:
-    """One bar per configuration, in grey: the request colours mean requests."""
-    figure = go.Figure(go.Bar(x=names, y=values, marker_color=palette.PADDED))
-    figure.update_layout(title=title, height=320 + 10 * (text - 12), margin={"t": 40 + text, "b": 40}, font_size=text)
-    return figure
 
 
 def render_log(run: Run, stem: str) -> None:

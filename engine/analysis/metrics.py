@@ -286,18 +286,22 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
         "preemptions": int(preempts.sum()),
         "recomputed_tokens": int(value[preempts].sum()),  # what the preempted rows held: prefilled again
         "kv_utilization": kv_utilization(steps, log.config.block_size),
+        "kv_pool_utilization": kv_utilization(steps, log.config.block_size, log.config.kv_blocks),
         "cached_tokens": cached,  # found in the prefix cache at admissions: not computed again
         "prefix_hit_rate": cached / looked_up if looked_up else 0.0,  # of the tokens looked up there
     }
 
 
-def kv_utilization(steps: pd.DataFrame, block_size: int) -> float | None:
+def kv_utilization(steps: pd.DataFrame, block_size: int, pool: int | None = None) -> float | None:
     """The share of the allocated KV capacity that holds tokens, averaged over the steps that
-    hold any (vLLM paper, Fig. 2); None without a KV pool."""
+    hold any; None without a KV pool. With `pool` (its blocks), the share of the whole pool
+    instead, free blocks counted as waste, as the vLLM paper's Fig. 2 counts "token states"
+    (engine/lab/paper_systems.py)."""
     held = steps[steps.kv_blocks_held > 0]
     if not len(held):
         return None
-    return float((held.kv_tokens_held / (held.kv_blocks_held * block_size)).mean())
+    blocks = held.kv_blocks_held if pool is None else pool
+    return float((held.kv_tokens_held / (blocks * block_size)).mean())
 
 
 def token_gaps(log: EventLog, steps: pd.DataFrame) -> np.ndarray:

@@ -1,33 +1,24 @@
-"""One workload under the four configurations: continuous/static × ragged/padded; and,
-when the scenario has a KV pool, under three more that the pool bounds.
-
-The four run with unlimited memory. The memory three (ragged, the scenario's pool and
-block size) are the systems the Anyscale benchmark and the vLLM paper compare:
-`static-reserve` (each row reserves `prompt + max_tokens` and a batch waits for its
-slowest row: what forced the benchmark's small static batches), `continuous-reserve`
-(Orca-style iteration-level scheduling with the same reservation) and `continuous-paged`
-(vLLM: blocks as tokens need them, preemption by recompute)."""
+"""One workload under every configuration of `configurations.py`, and the figures shown side
+by side (CLI and app): the four with unlimited memory; with a KV pool, the memory three,
+the prefix cache where the workload shares prefixes, the watermark, and the vLLM paper's
+reserving systems where the answers' lengths are known (`paper_systems.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from ..analysis.hardware import cost_model
-from ..analysis.metrics import CostModel, summary
-from .scenario import Scenario
-from .simulate import simulate
+from ..analysis.metrics import CostModel
+from .configurations import (  # noqa: F401  (compare's configurations, imported from here by the CLI, app and tests)
+    CACHED,
+    CONFIGURATIONS,
+    MEMORY_CONFIGURATIONS,
+    configurations,
+    summaries,
+)
+from .paper_systems import reservation_runs
+from .scenario_types import Scenario
 
-CONFIGURATIONS = {
-    "continuous-ragged": {"batching": "continuous", "padded": False},
-    "continuous-padded": {"batching": "continuous", "padded": True},
-    "static-ragged": {"batching": "static", "padded": False},
-    "static-padded": {"batching": "static", "padded": True},
-}
-MEMORY_CONFIGURATIONS = {
-    "static-reserve": {"batching": "static", "padded": False, "kv_policy": "reserve"},
-    "continuous-reserve": {"batching": "continuous", "padded": False, "kv_policy": "reserve"},
-    "continuous-paged": {"batching": "continuous", "padded": False, "kv_policy": "paged"},
-}
 COMPARED = {  # the summary figures a comparison shows, with their headings (CLI and app)
     "steps": "steps",
     "throughput_tokens_per_s": "throughput",
@@ -38,14 +29,16 @@ COMPARED = {  # the summary figures a comparison shows, with their headings (CLI
     "tpot_p50_s": "TPOT p50",
     "e2e_p50_s": "E2E p50",
 }
-MEMORY_COMPARED = {  # shown beside COMPARED when the memory configurations ran
+MEMORY_COMPARED = {  # shown beside COMPARED for the configurations on the pool
     "kv_utilization": "KV util",
+    "kv_pool_utilization": "pool util",
     "peak_running": "peak rows",
     "preemptions": "preempted",
     "recomputed_tokens": "recomputed",
     "tbt_p99_s": "TBT p99",
     "max_tbt_s": "TBT max",
 }
+PREFIX_COMPARED = {"cached_tokens": "cached", "prefix_hit_rate": "hit rate"}  # shown when the cache ran
 
 
 def compare(
@@ -53,24 +46,26 @@ def compare(
     cost: CostModel | None = None,
     progress: Callable[[str], Callable[[int, int], None]] | None = None,
 ) -> dict[str, dict]:
-    """Summary metrics per configuration, keyed as in CONFIGURATIONS, priced by `cost` (by
-    default the scenario's own cost model)."""
-    cost = cost or cost_model(scenario.cost)
-    runs = configurations(scenario)
-    results = {}
-    for name, settings in runs.items():
-        log = simulate(scenario.with_engine(**settings), progress=progress(name) if progress else None)
-        results[name] = summary(log, cost)
-    return results
+    """Summary metrics per configuration, by name, in `runs`' order, priced by `cost` (by default
+    the scenario's own cost model). `progress(name)` gives each run's progress callback."""
+    return summaries(runs(scenario), cost or cost_model(scenario.cost), progress)
 
 
-def configurations(scenario: Scenario) -> dict[str, dict]:
-    """The engine settings of each configuration `compare` runs for `scenario`, by name."""
-    unlimited = {"kv_blocks": None} if scenario.engine.kv_blocks is not None else {}
-    runs = {name: {**settings, **unlimited} for name, settings in CONFIGURATIONS.items()}
-    if scenario.engine.kv_blocks is not None:
-        runs.update(MEMORY_CONFIGURATIONS)
-    return runs
+def runs(scenario: Scenario) -> dict[str, Scenario]:
+    """The scenario each configuration runs, by name: at most 12 (four, the memory three, the
+    cache, two watermarks, Orca-Pow2 and Orca-Oracle), each within the run limits."""
+    planned = {name: scenario.with_engine(**settings) for name, settings in configurations(scenario).items()}
+    return planned | reservation_runs(scenario)
+
+
+def on_the_pool(results: dict[str, dict]) -> list[str]:
+    """The configurations that ran on the KV pool, in order (those with a KV utilisation)."""
+    return [name for name in results if name not in CONFIGURATIONS]
+
+
+def pool_figures(results: dict[str, dict]) -> dict[str, str]:
+    """The figures shown for the configurations on the pool: the cache's too when it ran."""
+    return MEMORY_COMPARED | (PREFIX_COMPARED if CACHED in results else {})
 
 
 def memory_speedups(results: dict[str, dict]) -> dict[str, float | None]:

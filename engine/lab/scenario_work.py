@@ -132,7 +132,8 @@ def _generated(scenario: Scenario):
     lens = longest_prompts(w.prompt_len[1], system, w.chat, lengths, w.max_tokens)
     prompts = sum(lens) - without_system
     budget = max(lengths) if w.max_tokens is None else w.max_tokens  # what the engine checks at submit
-    for field, prompt in (("workload", w.prompt_len[1]), ("workload.system_prompt.len", system + w.prompt_len[1])):
+    own = "workload" if w.max_tokens is None else "workload.output.max_tokens"  # (every request asks for it)
+    for field, prompt in ((own, w.prompt_len[1]), ("workload.system_prompt.len", system + w.prompt_len[1])):
         _check_fits(scenario, field, prompt + budget)
     _check_fits(scenario, "workload.chat.turns", max(lens) + budget)  # a chat's last turns: the longest prompts
     work = _engine_work(scenario, lengths, arrivals, prompts, lens)

@@ -1,0 +1,116 @@
+"""The Compare tab: the scenario under every configuration of `engine/lab/compare.py`, as
+ratios, one table (configurations across), the vLLM paper's four systems when they ran, and
+two bar charts. The runs are one cached `comparison(...)` shared by the whole class."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from cblab.ui import palette
+from cblab.ui.runs import Run, comparison
+from cblab.ui.time_charts import cost_caption
+from engine.lab.compare import COMPARED, continuous_speedup, memory_speedups, on_the_pool, pool_figures
+from engine.lab.paper_systems import SYSTEMS, TOKEN_STATES
+
+GAP_TO_23X = (
+    "The first four configurations have unlimited memory; the others share the scenario's KV pool. "
+    "Anyscale's 23× for vLLM also counts implementation speed: its baseline is Hugging Face pipelines, and it "
+    "measured FasterTransformer's faster kernels alone at about 4× over them (Daniel et al., Anyscale, 2023). "
+    "Here one mock model runs at one speed, so only scheduling and memory show."
+)
+PAPER_CAPTION = (
+    "The vLLM paper's four systems (Kwon et al., SOSP 2023, Fig. 2): Orca-Max reserves each request's "
+    "max_tokens, Orca-Pow2 the next power of two of its true output length, Orca-Oracle the true length, and "
+    "vLLM pages. Pool util is the share of the whole KV pool holding tokens, free blocks counted as waste, as "
+    "in the figure; KV util is the share of the allocated blocks. The outputs are the same in all four."
+)
+PERCENT, COUNT = "{:.0%}", "{:,.0f}"
+FORMATS = {  # how each figure is written in the table; seconds otherwise
+    "steps": COUNT,
+    "throughput_tokens_per_s": "{:,.0f} tok/s",
+    "slot_utilization": PERCENT,
+    "padding_waste": PERCENT,
+    "kv_utilization": PERCENT,
+    "kv_pool_utilization": PERCENT,
+    "peak_running": COUNT,
+    "preemptions": COUNT,
+    "recomputed_tokens": COUNT,
+    "cached_tokens": COUNT,
+    "prefix_hit_rate": PERCENT,
+}
+
+
+def render_comparison(run: Run, name: str, toml_text: str | None, overrides, projector: bool = False) -> None:
+    """The scenario under every configuration. For a projector the tables are plain HTML
+    (st.table), whose text the presentation stylesheet makes 24 px; st.dataframe draws on a
+    canvas that CSS cannot enlarge."""
+    if run.scenario is None:
+        st.info("A loaded event log replays without the engine, so it cannot be re-run in other configurations.")
+        return
+    results = comparison(name, toml_text, overrides)
+    speedup = continuous_speedup(results)
+    st.metric(
+        "Continuous / static throughput (ragged)",
+        f"{speedup:.2f}×" if speedup is not None else "– (no tokens generated)",
+    )
+    for name, ratio in memory_speedups(results).items():
+        st.metric(f"Paged / {name} throughput", f"{ratio:.2f}×" if ratio is not None else "–")
+    _show(comparison_table(results), "comparison_table", projector)
+    st.caption(cost_caption(run.cost))
+    if "continuous-paged" in results:
+        st.caption(GAP_TO_23X)
+    if SYSTEMS["Orca-Oracle"] in results:
+        _show(paper_table(results), "paper_table", projector)
+        st.caption(PAPER_CAPTION)
+    left, right = st.columns(2)
+    names, text = list(results), 24 if projector else 12
+    throughput = [results[n]["throughput_tokens_per_s"] for n in names]
+    left.plotly_chart(_bars(names, throughput, "tokens / s", text), key="compare_throughput")
+    latency = [results[n]["e2e_p50_s"] for n in names]
+    right.plotly_chart(_bars(names, latency, "end-to-end p50 (s)", text), key="compare_latency")
+
+
+def comparison_table(results: dict[str, dict]) -> pd.DataFrame:
+    """One row per figure and one column per configuration, as text ("–" where a figure does not
+    apply: KV utilisation with unlimited memory). Configurations across, not down, so the table
+    fits the page's width."""
+    figures = COMPARED | (pool_figures(results) if on_the_pool(results) else {})
+    rows = {label: [_figure(results[n].get(figure), figure) for n in results] for figure, label in figures.items()}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=list(results))
+
+
+def paper_table(results: dict[str, dict]) -> pd.DataFrame:
+    """The four systems down, each with the configuration it runs as, its share of the pool holding
+    tokens beside the paper's, its share of the allocated blocks, and its throughput."""
+    rows = {
+        paper: {
+            "runs as": name,
+            "pool util": _figure(results[name]["kv_pool_utilization"], "kv_pool_utilization"),
+            "paper (Fig. 2)": f"{TOKEN_STATES[paper]:.1%}",
+            "KV util": _figure(results[name]["kv_utilization"], "kv_utilization"),
+            "throughput": _figure(results[name]["throughput_tokens_per_s"], "throughput_tokens_per_s"),
+        }
+        for paper, name in SYSTEMS.items()
+    }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _show(table: pd.DataFrame, key: str, projector: bool) -> None:
+    if projector:
+        st.table(table)
+    else:
+        st.dataframe(table, key=key, width="stretch")
+
+
+def _figure(value: object, figure: str) -> str:
+    """`value` written as `figure` is, or "–" for none (value != value: NaN)."""
+    return "–" if value is None or value != value else FORMATS.get(figure, "{:.3f} s").format(value)
+
+
+def _bars(names: list[str], values: list[float], title: str, text: int) -> go.Figure:
+    """One bar per configuration, in grey: the request colours mean requests."""
+    figure = go.Figure(go.Bar(x=names, y=values, marker_color=palette.PADDED))
+    figure.update_layout(title=title, height=320 + 10 * (text - 12), margin={"t": 40 + text, "b": 40}, font_size=text)
+    return figure
