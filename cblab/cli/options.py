@@ -166,11 +166,7 @@ def label(name: str) -> str:
 def formatted(name: str, value) -> str:
     if value is None:
         return "-"
-<<<<<<< HEAD
-    if name in ("slot_utilization", "padding_waste", "kv_utilization", "prefix_hit_rate"):
-=======
     if name in ("slot_utilization", "padding_waste", "kv_utilization", "kv_pool_utilization", "prefix_hit_rate"):
->>>>>>> i24-compare
         return f"{value:.1%}"
     if name == "throughput_tokens_per_s":
         return f"{value:,.0f} tokens/s"
