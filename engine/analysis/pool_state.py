@@ -44,15 +44,24 @@ def pool_use(log: EventLog, busy: list[int]) -> tuple[list[int], list[int]]:
 def cache_hits(log: EventLog) -> tuple[int, int]:
     """(tokens found in the prefix cache at admissions, tokens looked up there): each admission looks up
     the row's tokens so far (a preempted row's generated ones too). (0, 0) without prefix caching."""
+    lookups = admission_lookups(log)
+    return sum(hits for *_, hits in lookups) * log.config.block_size, sum(looked_up for _, _, looked_up, _ in lookups)
+
+
+def admission_lookups(log: EventLog) -> list[list[int]]:
+    """[request index, step, tokens looked up, blocks hit] per admission, in the log's order: each looks up the
+    row's tokens so far (a preempted row's generated ones too). [] without prefix caching."""
     if not log.config.prefix_caching:
-        return 0, 0
+        return []
     emitted: dict[int, int] = {}
-    cached = looked_up = 0
-    for kind, request in zip(log.kind, log.request):
+    out: list[list[int]] = []
+    last: dict[int, list[int]] = {}  # request -> its latest admission's record
+    for kind, request, step in zip(log.kind, log.request, log.step):
         if kind == EventKind.EMIT:
             emitted[request] = emitted.get(request, 0) + 1
         elif kind == EventKind.ADMIT:
-            looked_up += len(log.requests[request].prompt) + emitted.get(request, 0)
-        elif kind == EventKind.PREFIX_HIT:
-            cached += log.config.block_size
-    return cached, looked_up
+            last[request] = [request, step, len(log.requests[request].prompt) + emitted.get(request, 0), 0]
+            out.append(last[request])
+        elif kind == EventKind.PREFIX_HIT and request in last:
+            last[request][3] += 1
+    return out
