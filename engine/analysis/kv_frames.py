@@ -15,14 +15,16 @@ rest of the frames, they grow with the events, never with steps x blocks:
   may be held by several rows and the eviction queue does not hand out the lowest id, so every
   id is sent. A block's state is its references (the rows whose tables hold it) and whether it
   is cached (full and registered under its identity). An op is
-    - `[r, n, b]`: request r takes new blocks b .. b+n-1, one reference each (`kv_alloc`);
+    - `[r, n, b]`: request r takes new blocks b .. b+n-1, one reference each (`kv_alloc`); with
+      n < 0, the -n blocks b, b-1 .. b+n+1 (a row's blocks join the queue last first);
     - `["h", r, b, ...]`: request r gains a reference to each cached block b, in table order
       (`prefix_hit`, at its admission);
     - `["c", b, ...]`: blocks b, just filled by their row's computed tokens, are cached (the
       log has no event for this: the log's own pool replay derives it from `prefill` and `emit`);
     - `~r` (< 0): request r drops its reference to every block of its table; a block left with
       none is free, and, if cached, "cached, free": a later row may still hit it (`kv_free`);
-    - `["e", b, ...]`: blocks b lose their cached identity, taken for a new use (`kv_evict`).
+    - `["e", b, ...]`: blocks b lose their cached identity, taken for a new use (`kv_evict`; one
+      op a step, where its first eviction is: the stage draws the pool as each step leaves it).
   A block filled by a step's model call is cached at that step, as the call's tokens are
   drawn then. `admissions`: `[request, step, tokens looked up, blocks hit]` per admission (the
   summary's `prefix_hit_rate` is the hit tokens over the looked-up ones, so far).

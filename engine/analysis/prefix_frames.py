@@ -25,10 +25,14 @@ def prefix_ops(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
     model call (a free after the call is shown at the next step; a block filled by the call, at its step)."""
     pool = PoolReplay(log.config.kv_blocks, log.config.block_size)
     ops: list[list] = []
-    relevant = np.isin(kinds, np.array(sorted(POOL_KINDS))) & (requests >= 0) & (requests < len(log.requests))
-    for i in np.flatnonzero(relevant).tolist():
-        kind, request, step = kinds[i], int(requests[i]), int(steps[i])
-        registered = kind in (EventKind.PREFILL, EventKind.EMIT)
+    evicted: list = []  # the current step's "e" op
+    relevant = np.flatnonzero(
+        np.isin(kinds, np.array(sorted(POOL_KINDS))) & (requests >= 0) & (requests < len(log.requests))
+    )
+    filling = (EventKind.PREFILL.value, EventKind.EMIT.value)
+    columns = (c[relevant].tolist() for c in (kinds, requests, steps, np.asarray(seen)))
+    for i, kind, request, step, before_call in zip(relevant.tolist(), *columns):
+        registered = kind in filling
         before = len(pool.known.get(request, ()))
         if pool.apply(log, i) is not None:
             continue  # (a log the reader refused would not get here; a hand-made one may)
@@ -37,15 +41,19 @@ def prefix_ops(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
             if new:
                 _add(_entry(ops, step), CACHED, None, new)
             continue
-        entry = _entry(ops, step + (0 if seen[i] else 1))
+        entry = _entry(ops, step + (0 if before_call else 1))
         if kind == EventKind.KV_FREE:
             entry.append(~request)
         elif kind == EventKind.KV_ALLOC:
             _add_new(entry, request, log.value[i])
         elif kind == EventKind.PREFIX_HIT:
             _add(entry, HIT, request, [log.value[i]])
-        elif kind == EventKind.KV_EVICT:
-            _add(entry, EVICTED, None, [log.value[i]])
+        elif kind == EventKind.KV_EVICT:  # (one op a step: the stage draws each step's end)
+            if evicted and evicted[0] is entry:
+                evicted[1].append(log.value[i])
+            else:
+                evicted[:] = [entry, [EVICTED, log.value[i]]]
+                entry.append(evicted[1])
     return [entry for entry in ops if len(entry) > 1]
 
 
@@ -72,9 +80,14 @@ def _add(entry: list, tag: str, request: int | None, blocks: list[int]) -> None:
 
 
 def _add_new(entry: list, request: int, block: int) -> None:
-    """Append "request takes new block `block`" (`[r, n, b]`: blocks b .. b+n-1), joining a run of ids."""
+    """Append "request takes new block `block`", joining a run of ids: `[r, n, b]` is blocks b .. b+n-1, and
+    `[r, -n, b]` blocks b, b-1 .. b-n+1 (a row's blocks go back to the queue last first, so they come out so)."""
     last = entry[-1] if len(entry) > 1 else None
-    if isinstance(last, list) and len(last) == 3 and last[0] == request and last[2] + last[1] == block:
+    if not (isinstance(last, list) and len(last) == 3 and last[0] == request):
+        entry.append([request, 1, block])
+    elif last[1] > 0 and last[2] + last[1] == block:
         last[1] += 1
+    elif (last[1] < 0 or last[1] == 1) and last[2] - abs(last[1]) == block:
+        last[1] = -abs(last[1]) - 1
     else:
         entry.append([request, 1, block])
