@@ -83,6 +83,19 @@ def test_memory_settings_show_only_where_a_run_has_memory_and_change_the_run_and
     assert linked.number_input(key="kv_blocks").value == 400 and linked.number_input(key="token_budget").value is None
 
 
+def test_prefix_caching_is_offered_with_a_paged_pool_and_kept_in_the_url():
+    app = start_app(lesson="preemption", predict="false")  # 7 blocks, paged
+    assert app.toggle(key="prefix_caching").value is False
+    app.toggle(key="prefix_caching").set_value(True).run()
+    assert not app.exception and app.query_params["prefix_caching"] == "true"
+    assert not [c for c in app.caption if "not drawn yet" in c.value]  # the stage draws the pool
+    linked = start_app(**{key: app.query_params[key] for key in app.query_params})  # a copied link, a new session
+    assert linked.toggle(key="prefix_caching").value is True and not linked.exception
+    linked.radio(key="kv_policy").set_value("reserve").run()  # a reserving pool has no prefix cache
+    assert not [t for t in linked.toggle if t.key == "prefix_caching"] and not linked.exception
+    assert not [t for t in start_app(lesson="1.2", predict="false").toggle if t.key == "prefix_caching"]  # no pool
+
+
 def test_overrides_keep_the_scenario_s_memory_unless_changed():
     scenario = resolve_scenario("chunked-prefill")
     assert apply_overrides(scenario, Overrides()) == scenario

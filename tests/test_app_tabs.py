@@ -54,6 +54,13 @@ def test_palette_is_the_stage_css_palette():
     assert [found[str(i)].lower() for i in range(12)] == palette.REQUESTS
 
 
+def test_the_prefix_cache_s_marks_are_the_palette_s():
+    css = STAGE_CSS.read_text(encoding="utf-8")
+    found = dict(re.findall(r"--(shared|cached|cache-evicted):\s*(#[0-9a-fA-F]{6})", css))
+    expected = {"shared": palette.SHARED_BLOCK, "cached": palette.CACHED_BLOCK, "cache-evicted": palette.CACHE_EVICTED}
+    assert found == expected
+
+
 def test_timeline_colours_running_bars_by_request_as_the_stage_does_and_puts_the_slot_in_the_hover():
     run = part2()  # A and B start in slots 0 and 1; C refills slot 0 at step 1, D at step 3
     assert run.frames["colours"] == [0, 1, 2, 3]  # D takes the colour unused longest (engine/analysis/colours.py)

@@ -8,6 +8,7 @@ the cell it describes. Screenshots go to test-artifacts/ (look at them).
 
 import json
 
+from engine.analysis.prefix_hits import cache_hits
 from engine.analysis.replay import Replay
 from engine.lab.scenario import parse_scenario, resolve_scenario
 from engine.lab.simulate import simulate
@@ -22,6 +23,7 @@ from tests.browser_support import (
     wait_for_stage_step,
     wait_for_url,
 )
+from tests.test_prefix_frames import SHARED_PROMPT, replayed_at
 
 sync_api = require_browser()
 
@@ -327,17 +329,22 @@ def test_the_kv_pool_shows_each_block_s_holder_the_gauge_and_the_selected_reques
     assert "Request A holds no blocks at step 7." in page.locator(".stage .blocktable").inner_text()
 
 
-def test_reserved_but_empty_blocks_are_hatched(page, url, tmp_path):
-    text = (ROOT / "scenarios" / "kv-paged-vs-reserve.toml").read_text().replace('"paged"', '"reserve"')
-    path = tmp_path / "reserve.toml"
-    path.write_text(text)
-    replay = replay_of(parse_scenario(text))
+def upload_scenario(page, url, path) -> None:
+    """Open the app, upload the scenario at `path` and wait for its KV pool on the stage."""
     open_app(page, url, "?predict=false")  # the file's predictions would hide the steps played here
     page.locator("[data-testid='stSelectbox']").first.click()
     page.keyboard.type("Upload")  # the lesson list is long: filter it to the last option
     page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
     page.wait_for_selector(".stage .kv .pool .blk", timeout=60_000)
+
+
+def test_reserved_but_empty_blocks_are_hatched(page, url, tmp_path):
+    text = (ROOT / "scenarios" / "kv-paged-vs-reserve.toml").read_text().replace('"paged"', '"reserve"')
+    path = tmp_path / "reserve.toml"
+    path.write_text(text)
+    replay = replay_of(parse_scenario(text))
+    upload_scenario(page, url, path)
     for _ in range(3):
         control(page, "next").click()
     wait_for_stage_step(page, 3)
@@ -348,6 +355,64 @@ def test_reserved_but_empty_blocks_are_hatched(page, url, tmp_path):
     hatch = page.evaluate(f"() => getComputedStyle(({FIND_STAGE})().querySelector('.kv .blk.empty')).backgroundImage")
     assert hatch.startswith("repeating-linear-gradient")
     kv_screenshot(page, "reserve-step3")
+
+
+# Per block: [block, references (a held block without a count: 1), cached and free, evicted at this step]
+SHARED_POOL = f"""() => [...({FIND_STAGE})().querySelectorAll('.kv .pool .blk')].map((box) => [
+  Number(box.dataset.block), box.dataset.request === undefined ? 0 : Number(box.dataset.refs || 1),
+  box.classList.contains('cached'), box.classList.contains('evicted')])"""
+
+
+def expected_shared_pool(log, step: int) -> list[list]:
+    """The same, from the log's own pool replay (tests/test_prefix_frames.py) and its kv_evict events."""
+    pool, evicted = replayed_at(log, step), {e.block for e in log if e.kind == "kv_evict" and e.step == step}
+    refs = pool.refs
+    return [[b, refs[b], not refs[b] and b in pool.cached, b in evicted] for b in range(log.config.kv_blocks)]
+
+
+def test_the_prefix_cache_s_shared_cached_and_evicted_blocks_and_its_hits_are_drawn(page, url, tmp_path):
+    path = tmp_path / "shared-prompt.toml"
+    path.write_text(SHARED_PROMPT)
+    log = simulate(parse_scenario(SHARED_PROMPT))
+    upload_scenario(page, url, path)
+    seen = {}
+    for step in (3, 7, 8, 4, 0, 12):  # forward, back (from a checkpoint), to the end
+        page.locator(".stage input[type='range']").fill(str(step))
+        wait_for_stage_step(page, step)
+        seen[step] = page.evaluate(SHARED_POOL)
+        assert seen[step] == expected_shared_pool(log, step), step
+        if step == 3:  # B hits A's 4 system-prompt blocks: each held twice, with its count
+            assert [b for b, refs, *_ in seen[3] if refs == 2] == [0, 1, 2, 3]
+            badge = page.evaluate(
+                f"() => getComputedStyle(({FIND_STAGE})().querySelector('.kv .blk.shared'), '::after').content"
+            )
+            assert badge == '"×2"'
+            hits = sum(e.kind == "prefix_hit" and e.request_id == "B" for e in log) * 4
+            prefill = next(e for e in log if e.kind == "prefill" and e.request_id == "B")
+            cell = ".cell[title^='slot 1 · step 3: request B']"
+            text = page.evaluate(f"() => ({FIND_STAGE})().querySelector({json.dumps(cell)}).lastChild.textContent")
+            assert text == f"prefill {prefill.computed}/24 ({hits}\u00a0cached)" == "prefill 23/24 (16\u00a0cached)"
+    assert any(cached for _, _, cached, _ in seen[7])  # A has ended: its full blocks are "cached, free"
+    evicted = [b for b, _, _, ring in seen[8] if ring]
+    assert evicted == sorted(e.block for e in log if e.kind == "kv_evict") and evicted  # D's new blocks were A's
+    title = page.locator(".stage .kv h4").inner_text()  # (at step 12 now)
+    assert title.endswith("· 0 evicted at this step")
+    cached, looked_up = cache_hits(log)  # every admission is before step 12
+    assert page.locator(".stage .kv .hits").inner_text() == (
+        f"Prefix cache hits so far: {cached} of {looked_up} tokens looked up at admission "
+        f"({round(100 * cached / looked_up)} %)"
+    )
+
+    page.locator(".stage input[type='range']").fill("7")
+    wait_for_stage_step(page, 7)
+    page.locator(".stage .kv .pool .blk[data-block='0']").click()  # held by B and C: the note names both
+    note = page.locator(".stage .kv .blocknote")
+    assert note.inner_text().startswith("Block 0 at step 7: shared by 2 requests:")
+    assert note.locator("button").all_inner_texts() == ["B", "C"]
+    note.locator("button", has_text="C").click()
+    assert page.locator(".stage .blocktable").get_attribute("data-request") == "C"
+    assert "Request C's block table at step 7" in page.locator(".stage .blocktable").inner_text()
+    kv_screenshot(page, "prefix-cache-step7")
 
 
 def test_a_chunked_prefill_cell_reads_its_progress_and_a_run_without_a_pool_has_no_panel(page, url):

@@ -409,8 +409,8 @@ def test_the_narration_says_what_was_found_in_the_cache():
 
 
 def test_the_app_loads_a_prefix_cached_scenario_and_its_log():
-    """Uploaded as TOML (the sidebar does not offer the switch yet) or as the JSONL of such a run: it runs,
-    its narration and metrics show the cache, and the stage is sent no pool to draw."""
+    """Uploaded as TOML or as the JSONL of such a run: it runs, its metrics show the cache, and the stage is
+    sent the same pool to draw from either (a block shared by a and b: engine/analysis/prefix_frames.py)."""
     from cblab.ui.runs import Overrides, load
     from tests.helpers import Upload
 
@@ -425,6 +425,9 @@ def test_the_app_loads_a_prefix_cached_scenario_and_its_log():
     assert run.steps.kv_blocks_held.tolist() == [3, 4, 3]
     again = load("shared.jsonl", Upload("shared.jsonl", run.log.to_jsonl().encode()), Overrides())
     assert again.log == run.log
+    # step 1: b hits a's blocks 0 and 1 and takes 3; a's 6th token fills its block 2
+    assert run.frames["kv"]["ops"][1] == [1, ["h", 1, 0, 1], [1, 1, 3], ["c", 2]]
+    assert again.frames["kv"] == run.frames["kv"]
 
 
 def test_the_summary_and_each_request_count_the_cached_tokens():

@@ -76,11 +76,6 @@ def render_tabs(
             runs, labels = ([run], None) if pair is None else (pair, ["Static batching", "Continuous batching"])
             step = render_stage(runs, labels, start=step, projector=presentation, limit=cap)
             step = before_cap(step, cap)
-            if run.log.config.prefix_caching:
-                st.caption(
-                    "The KV pool of a run with prefix caching is not drawn yet (a block may be shared by several "
-                    "rows); the narration and the metrics show its hits and evictions."
-                )
             if cap == 0:
                 st.caption("Answer the prediction above to see step 0.")
             else:

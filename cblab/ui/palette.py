@@ -25,6 +25,9 @@ ADMIT = "#15803d"
 EVICT = "#b91c1c"
 STOP_MATCH = "#b45309"
 CURRENT = "#111827"
+SHARED_BLOCK = "#1e3a8a"  # the border and badge of a KV block several rows share (stage.css --shared)
+CACHED_BLOCK = "#374151"  # the dot and dashed border of a free block still caching its tokens (--cached)
+CACHE_EVICTED = "#c2410c"  # the ring of a block whose cached tokens were dropped at this step (--cache-evicted)
 OVER_TIME = {"active rows": "#1d4ed8", "queue depth": "#c2410c", "padded rows": PADDED}  # Metrics lines
 
 

@@ -45,10 +45,9 @@ def _paged_or_reserved(scenario: Scenario | None, values: dict) -> bool:
     return _memory(scenario, values) and values.get("kv_blocks") is not None
 
 
-def _drawn_by_the_stage(scenario: Scenario | None, values: dict) -> bool:
-    """Prefix caching is not offered here yet: the stage does not draw a block shared by several rows
-    (a scenario file or the CLI sets it; the run's narration and metrics show its hits)."""
-    return False
+def _paged(scenario: Scenario | None, values: dict) -> bool:
+    """Prefix caching needs a paged pool (the stage draws its shared and cached blocks)."""
+    return _paged_or_reserved(scenario, values) and values.get("kv_policy") == "paged"
 
 
 def _simulated(scenario: Scenario | None, values: dict) -> bool:
@@ -157,7 +156,14 @@ SETTINGS = (
         "grow into (vLLM v0's watermark, 0.01 there): fewer preemptions, fewer rows at once.",
         shown=_paged_or_reserved,
     ),
-    _engine("prefix_caching", "Prefix caching", "toggle", shown=_drawn_by_the_stage),
+    _engine(
+        "prefix_caching",
+        "Prefix caching",
+        "toggle",
+        help="Full KV blocks are kept under their tokens and shared: a request whose prompt starts like an earlier "
+        "one's finds those blocks cached and computes only the rest (vLLM's automatic prefix caching).",
+        shown=_paged,
+    ),
     Setting("model_seed", "Model seed", "number", lambda s: s.model.seed, 0, MAX_SEED, group="model", shown=_simulated),
     Setting(
         "stop_chance",

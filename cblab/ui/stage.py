@@ -29,7 +29,8 @@ from cblab.ui.runs import Run
 from cblab.ui.stage_wire import pack
 
 HERE = Path(__file__).resolve().parent / "stage_component"
-SCRIPTS = ("wire.js", "frames.js", "kv.js", "pool.js", "stage.js")  # one module in this order; stage.js exports it
+# One module, the files in this order; stage.js exports it.
+SCRIPTS = ("wire.js", "frames.js", "kv.js", "prefix.js", "pool.js", "stage.js")
 SPEEDS = (0.5, 1, 2, 4, 8, 15, 30, 60)  # steps per second the speed menu offers
 DEFAULT_SPEED = 2
 STAGE = st.components.v2.component(

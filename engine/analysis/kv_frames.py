@@ -11,6 +11,23 @@ rest of the frames, they grow with the events, never with steps x blocks:
     - `[r, n]`: request r takes the lowest free block, n times;
     - `[r, n, b]`: request r takes blocks b .. b+n-1 (a log whose ids are not the lowest free);
     - `~r` (< 0): request r gives all its blocks back.
+- with prefix caching (`prefix_caching: true`; engine/analysis/prefix_frames.py builds it), a block
+  may be held by several rows and the eviction queue does not hand out the lowest id, so every
+  id is sent. A block's state is its references (the rows whose tables hold it) and whether it
+  is cached (full and registered under its identity). An op is
+    - `[r, n, b]`: request r takes new blocks b .. b+n-1, one reference each (`kv_alloc`); with
+      n < 0, the -n blocks b, b-1 .. b+n+1 (a row's blocks join the queue last first);
+    - `["h", r, b, ...]`: request r gains a reference to each cached block b, in table order
+      (`prefix_hit`, at its admission);
+    - `["c", b, ...]`: blocks b, just filled by their row's computed tokens, are cached (the
+      log has no event for this: the log's own pool replay derives it from `prefill` and `emit`);
+    - `~r` (< 0): request r drops its reference to every block of its table; a block left with
+      none is free, and, if cached, "cached, free": a later row may still hit it (`kv_free`);
+    - `["e", b, ...]`: blocks b lose their cached identity, taken for a new use (`kv_evict`; one
+      op a step, where its first eviction is: the stage draws the pool as each step leaves it).
+  A block filled by a step's model call is cached at that step, as the call's tokens are
+  drawn then. `admissions`: `[request, step, tokens looked up, blocks hit]` per admission (the
+  summary's `prefix_hit_rate` is the hit tokens over the looked-up ones, so far).
 - `prefills`: `[request, step, tokens, computed]` per `prefill` event (tokens computed at that
   step, and the request's tokens in the cache after it), with a pool or a token budget.
 
@@ -28,16 +45,25 @@ import numpy as np
 from ..core.log.event_log import EventLog
 from ..core.log.events import EventKind
 from .metrics import before_the_call
+from .prefix_frames import admissions, prefix_ops
 
 
 def kv_section(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np.ndarray) -> dict | None:
-    """The pool's ops (see the module docstring), or None for a run without a KV pool, or with prefix
-    caching: a block shared by several rows has no single owner to draw (the stage does not draw that yet)."""
+    """The pool's ops (see the module docstring), or None for a run without a KV pool."""
     blocks = log.config.kv_blocks
-    if blocks is None or log.config.prefix_caching:
+    if blocks is None:
         return None
     busy = np.unique(steps)
     seen = before_the_call(kinds, np.searchsorted(busy, steps), len(busy))
+    if log.config.prefix_caching:
+        return {
+            "blocks": blocks,
+            "block_size": log.config.block_size,
+            "policy": log.config.kv_policy,
+            "prefix_caching": True,
+            "ops": prefix_ops(log, steps, kinds, requests, seen),
+            "admissions": admissions(log),
+        }
     pool, ops = LowestFree(blocks), []
     changes = (kinds == EventKind.KV_ALLOC) | (kinds == EventKind.KV_FREE)
     chosen = np.flatnonzero(changes & (requests >= 0) & (requests < len(log.requests)))

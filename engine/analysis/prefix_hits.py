@@ -3,10 +3,11 @@ looked up in the cache (its prompt; after a preemption, the tokens it generated 
 `prefix_hit` events just after the `admit` say how many blocks were found (contract, "Prefix
 caching and the admission watermark"; vLLM's `num_cached_tokens`, SGLang's cache hit rate).
 
-`prefix_lookups` counts both per step; `hit_rate_over_time` groups the steps into at most
-`max_points` windows of equal width, so a chart of a long run stays small; `cache_hits` is
-the run's total, the summary's `cached_tokens` and `prefix_hit_rate`. Columnar: numpy over
-the log's columns; only the emits of readmitted rows are sorted (their generated tokens).
+`admission_lookups` lists them per admission (the stage's frames); `prefix_lookups` counts both
+per step; `hit_rate_over_time` groups the steps into at most `max_points` windows of equal
+width, so a chart of a long run stays small; `cache_hits` is the run's total, the summary's
+`cached_tokens` and `prefix_hit_rate`. Columnar: numpy over the log's columns; only the emits
+of readmitted rows are sorted (their generated tokens).
 """
 
 from __future__ import annotations
@@ -42,6 +43,25 @@ def prefix_lookups(log: EventLog) -> pd.DataFrame:
             "cached": np.bincount(np.searchsorted(busy, hits), minlength=len(busy)) * log.config.block_size,
         }
     )
+
+
+def admission_lookups(log: EventLog) -> list[list[int]]:
+    """[request index, step, tokens looked up, blocks hit] per admission, in the log's order. [] without
+    prefix caching."""
+    if not log.config.prefix_caching or not len(log):
+        return []
+    step = np.frombuffer(log.step, np.int32).astype(np.int64)
+    kind = np.frombuffer(log.kind, np.int8)
+    request = np.frombuffer(log.request, np.int32).astype(np.int64)
+    admits = np.flatnonzero(kind == EventKind.ADMIT)
+    prompt = np.array([len(info.prompt) for info in log.requests], np.int64)
+    looked_up = prompt[request[admits]] + _emitted_before(admits, kind, request)
+    # a row's hits are logged at its admission's step, and a row is admitted at most once a step
+    width = int(step.max()) + 1
+    hit_keys = np.sort(request[kind == EventKind.PREFIX_HIT] * width + step[kind == EventKind.PREFIX_HIT])
+    keys = request[admits] * width + step[admits]
+    hits = np.searchsorted(hit_keys, keys, "right") - np.searchsorted(hit_keys, keys)
+    return np.column_stack([request[admits], step[admits], looked_up, hits]).tolist()
 
 
 def _emitted_before(admits: np.ndarray, kind: np.ndarray, request: np.ndarray) -> np.ndarray:

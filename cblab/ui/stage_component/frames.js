@@ -44,8 +44,13 @@ class Frames {
       this.prefillsOf[request].push({ step, computed });
     }
     this.kv = raw.kv ? new KVPool(raw.kv) : null;
+    this.hitsOf = raw.requests.map(() => []);  // prefix caching: per request, [step, blocks hit] per admission
+    for (const [request, step, , hits] of raw.kv?.admissions || []) this.hitsOf[request]?.push([step, hits]);
     // Chunked prefill: some cell reads "prefill 1,527/4,000" (it gets no token): the grid is wider.
     this.chunked = (raw.prefills || []).some(([request, step]) => this.tokenAt(request, step) === null);
+    const mostHit = (raw.kv?.admissions || []).reduce((most, a) => Math.max(most, a[3]), 0) * (raw.kv?.block_size || 0);
+    this.prefillHits = mostHit > 0;  // a prefill cell may read "(512 cached)" on a line of its own
+    this.prefillChars = Math.max(13, mostHit ? `(${mostHit.toLocaleString("en")} cached)`.length : 0);  // its widest line
     this.busy = raw.busy;
     this.columns = this.displayColumns();
   }
@@ -113,6 +118,13 @@ class Frames {
     return prefills[i].computed + this.generatedBy(request, step) - this.generatedBy(request, prefills[i].step);
   }
 
+  // Prefix caching: the tokens the request found in the cache at its latest admission up to `step`.
+  hitTokens(request, step) {
+    const admissions = this.hitsOf[request];
+    const i = bisectRight(admissions, step, (a) => a[0]) - 1;
+    return i < 0 ? 0 : admissions[i][1] * this.kv.blockSize;
+  }
+
   // What slot `slot` shows at `step`, seen from `now` (markers of later events stay hidden).
   cell(slot, step, now) {
     const held = this.bySlot[slot];
@@ -136,6 +148,7 @@ class Frames {
       partial: this.partial.has(key),
       generated,
       prefill: this.prefillAt.get(key),  // with the tokens it is to hold: prompt and generated so far
+      hit: this.kv?.prefixCaching ? this.hitTokens(o.request, step) : 0,  // of them, found in the prefix cache
       target: this.requests[o.request].prompt + generated - (token === null ? 0 : 1),
     };
   }

@@ -58,15 +58,15 @@ class RunView {
     if (this.poolView) this.poolView.render(this.at, request);
   }
 
-  // Rows tall enough for their text: two lines (id over token; three for "prefill x/y"), or one
-  // line (id and token side by side) when two do not fit the screen's height, never less: a
-  // grid taller than the screen scrolls with the page rather than clip its cells. Columns are
-  // as wide as the longest id and token shown.
+  // Rows tall enough for their text: two lines (id over token; three for "prefill x/y", four with
+  // "(n cached)" under it), or one line (id and token side by side) when two do not fit the
+  // screen's height, never less: a grid taller than the screen scrolls with the page rather
+  // than clip its cells. Columns are as wide as the longest id and token shown.
   layout(projector, availableHeight) {
     const slots = this.frames.slots;
     this.dense = slots > DENSE_SLOTS;
     const unit = projector ? 24 : 14;
-    const lines = this.frames.chunked ? 3 : 2;
+    const lines = this.frames.chunked ? (this.frames.prefillHits ? 4 : 3) : 2;
     const full = unit * 1.15 * lines + 8, one = unit * 1.2 + 8;
     const fit = availableHeight / slots - 2;
     const oneLine = !this.dense && fit < full;
@@ -75,7 +75,7 @@ class RunView {
     this.grid.classList.toggle("dense", this.dense);  // colour only: narrow columns, a step number every 5th
     this.grid.classList.toggle("oneline", oneLine);
     const [id, token] = widestTexts(this.frames);
-    const chars = oneLine ? id + 1 + token : Math.max(id, token, this.frames.chunked ? 13 : 0);
+    const chars = oneLine ? id + 1 + token : Math.max(id, token, this.frames.chunked ? this.frames.prefillChars : 0);
     const cell = this.dense ? (projector ? 22 : 18) : Math.max(projector ? 96 : 58, Math.ceil(chars * unit * 0.62) + 12);
     this.grid.style.setProperty("--cell", `${cell}px`);
     const width = this.root.clientWidth || 800;
@@ -196,7 +196,8 @@ class RunView {
     cell.className = classes.join(" ") + here;
     cell.dataset.request = String(info.request);
     const id = f.label(info.request), prefill = info.prefill;
-    const progress = prefill && `prefill ${prefill.computed.toLocaleString("en")}/${info.target.toLocaleString("en")}`;
+    const cached = prefill && info.hit ? ` (${info.hit.toLocaleString("en")}\u00a0cached)` : "";  // (its own line)
+    const progress = prefill && `prefill ${prefill.computed.toLocaleString("en")}/${info.target.toLocaleString("en")}${cached}`;
     cell.firstChild.textContent = this.dense ? "" : id;
     cell.lastChild.textContent = this.dense ? "" : info.token !== null ? f.tokenText(info.token) : progress || "…";
     const computed = prefill && `${progress}: ${prefill.tokens.toLocaleString("en")} tokens computed at this step`;
