@@ -152,6 +152,8 @@ def test_answers_come_from_the_log_memory():
     # shared system prompt: r0 computes 512 + 32; r1 finds r0's 32 system-prompt blocks (cached the step r0
     # computed them) and computes its own 32.
     assert answers("shared-system-prompt") == [544, 512, 32]
+    # the paper's four systems, this run Orca-Max: 64 + 1,024 tokens = 68 blocks of 16 a row; 800 // 68 = 11.
+    assert answers("paper-four-systems") == [68, 11]
 
 
 def test_answers_come_from_the_log_cancellation_and_static():

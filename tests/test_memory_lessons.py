@@ -5,6 +5,7 @@ import pytest
 from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import request_metrics, summary
 from engine.analysis.replay import Replay
+from engine.lab.paper_systems import TOKEN_STATES, paper_systems
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
 
@@ -159,5 +160,36 @@ def test_the_shared_system_prompt_is_computed_once_and_halves_the_median_first_t
         "one step (23 ms)",
         "a 544-token prefill (115 ms)",
         '"prefill 32/544 (512 cached)"',
+    ):
+        assert phrase in text
+
+
+def test_the_paper_s_four_systems_fill_17_6_to_96_8_percent_of_what_they_hold():
+    scenario = resolve_scenario("paper-four-systems")
+    systems = paper_systems(scenario)
+    figures = {
+        name: (round(run["kv_utilization"] * 100, 1), run["peak_running"], round(run["throughput_tokens_per_s"]))
+        for name, run in systems.items()
+    }
+    assert figures == {
+        "Orca-Max": (17.6, 11, 563),
+        "Orca-Pow2": (46.9, 42, 1_140),
+        "Orca-Oracle": (65.2, 58, 1_297),
+        "vLLM": (96.8, 64, 1_448),
+    }
+    assert all(run["kv_pool_utilization"] < run["kv_utilization"] for run in systems.values())
+    assert TOKEN_STATES == {"Orca-Max": 0.204, "Orca-Pow2": 0.268, "Orca-Oracle": 0.382, "vLLM": 0.963}
+    answers = [spec.answer_len for spec in scenario.requests]
+    assert round(sum(answers) / len(answers)) == 133
+    assert systems["Orca-Max"] == summary(simulate(scenario), cost_model(scenario.cost))  # the lesson's own run
+    text = " ".join((scenario.lesson + scenario.reveal).split())
+    for phrase in (
+        "only 17.6 % of the token room",
+        "Orca-Pow2 fills 46.9 % and Orca-Oracle 65.2 %",
+        "vLLM 96.8 %",
+        "20.4 %, 26.8 %, 38.2 % and 96.3 %",
+        "11, 42, 58 and 64 at the peak",
+        "563, 1,140, 1,297 and 1,448 tokens/s",
+        "answers average 133 tokens",
     ):
         assert phrase in text
