@@ -159,7 +159,7 @@ def test_the_shared_system_prompt_is_computed_once_and_halves_the_median_first_t
         "from 116 ms without the cache to 53 ms with it",
         "one step (23 ms)",
         "a 544-token prefill (115 ms)",
-        '"prefill 32/544 (512 cached)"',
+        '"prefill 32/544 (512 cached)")',
     ):
         assert phrase in text
 

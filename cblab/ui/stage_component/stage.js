@@ -196,8 +196,11 @@ class RunView {
     cell.className = classes.join(" ") + here;
     cell.dataset.request = String(info.request);
     const id = f.label(info.request), prefill = info.prefill;
-    const cached = prefill && info.hit ? ` (${info.hit.toLocaleString("en")}\u00a0cached)` : "";  // (its own line)
-    const progress = prefill && `prefill ${prefill.computed.toLocaleString("en")}/${info.target.toLocaleString("en")}${cached}`;
+    // "prefill 32/544 (512 cached)": the tokens its prefill has computed so far of the row's whole target; the
+    // ones it found in the prefix cache are said apart (on a line of their own), since it never computes them
+    const cached = prefill && info.hit ? ` (${info.hit.toLocaleString("en")}\u00a0cached)` : "";
+    const done = prefill && (prefill.computed - (info.hit || 0)).toLocaleString("en");
+    const progress = prefill && `prefill ${done}/${info.target.toLocaleString("en")}${cached}`;
     cell.firstChild.textContent = this.dense ? "" : id;
     cell.lastChild.textContent = this.dense ? "" : info.token !== null ? f.tokenText(info.token) : progress || "…";
     const computed = prefill && `${progress}: ${prefill.tokens.toLocaleString("en")} tokens computed at this step`;
