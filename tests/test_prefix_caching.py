@@ -301,6 +301,13 @@ def assert_pool_consistent(engine: BatchInferenceEngine) -> None:
 @settings(max_examples=300, deadline=None)
 def test_the_pool_stays_whole_and_the_log_rebuilds_it_at_every_step(data, workload, batch_size):
     options = data.draw(cache_options(workload, batch_size))
+    engine = run_cancelling(workload, batch_size, options, after_each_step=check_against_the_log)
+    assert engine._blocks.refs == [0] * options["kv_blocks"]
+
+
+def run_cancelling(workload, batch_size: int, options: dict, after_each_step=None):
+    """A prefix-caching engine run through `workload`, cancelling each request at its `cancel_at`;
+    `after_each_step(engine)` is called after every step."""
     engine = make_engine(HashModel(), batch_size, None, prefix_caching=True, **options)
     ids = [
         engine.submit_request(spec.prompt, spec.max_tokens, None, spec.stop_sequences, arrival_step=spec.arrival_step)
@@ -311,14 +318,20 @@ def test_the_pool_stays_whole_and_the_log_rebuilds_it_at_every_step(data, worklo
             if spec.cancel_at is not None and spec.cancel_at <= engine.clock:
                 engine.cancel(rid)
         engine.step()
-        assert_pool_consistent(engine)
-        step = engine.clock - 1
-        pool, replayed = engine._blocks, pool_after(engine.event_log, step)
-        assert replayed.refs == pool.refs, step
-        assert replayed.shared == sum(refs - 1 for refs in pool.refs if refs > 1), step
-        assert list(replayed.queue) == list(pool.queue), step
-        assert replayed.cached == {b for b in range(pool.num_blocks) if pool.identity[b] is not None}, step
-    assert engine._blocks.refs == [0] * options["kv_blocks"]
+        if after_each_step is not None:
+            after_each_step(engine)
+    return engine
+
+
+def check_against_the_log(engine) -> None:
+    """The engine's pool is whole, and the log's replay rebuilds it at the step just run."""
+    assert_pool_consistent(engine)
+    step = engine.clock - 1
+    pool, replayed = engine._blocks, pool_after(engine.event_log, step)
+    assert replayed.refs == pool.refs, step
+    assert replayed.shared == sum(refs - 1 for refs in pool.refs if refs > 1), step
+    assert list(replayed.queue) == list(pool.queue), step
+    assert replayed.cached == {b for b in range(pool.num_blocks) if pool.identity[b] is not None}, step
 
 
 # -- the strict reader ----------------------------------------------------------------------

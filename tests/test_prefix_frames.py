@@ -17,8 +17,7 @@ from engine.core.log.events import EventKind
 from engine.core.log.pool_replay import PoolReplay
 from engine.lab.scenario import parse_scenario, resolve_scenario
 from engine.lab.simulate import simulate
-from tests.helpers import HashModel, make_engine
-from tests.test_prefix_caching import cache_options, shared_workloads
+from tests.test_prefix_caching import cache_options, run_cancelling, shared_workloads
 
 SHARING = """
 title = "A and B share one full block of 4 tokens; C hits it once it is free and evicts A's other block"
@@ -158,16 +157,7 @@ def replayed_at(log, step: int) -> PoolReplay:
 @settings(max_examples=150, deadline=None)
 def test_the_ops_rebuild_the_log_s_pool_replay_at_every_step(data, workload, batch_size):
     options = data.draw(cache_options(workload, batch_size))
-    engine = make_engine(HashModel(), batch_size, None, prefix_caching=True, **options)
-    ids = [
-        engine.submit_request(spec.prompt, spec.max_tokens, None, spec.stop_sequences, arrival_step=spec.arrival_step)
-        for spec in workload
-    ]
-    while engine.has_work():
-        for rid, spec in zip(ids, workload):
-            if spec.cancel_at is not None and spec.cancel_at <= engine.clock:
-                engine.cancel(rid)
-        engine.step()
+    engine = run_cancelling(workload, batch_size, options)
     log = engine.event_log
     kv = encode(Replay(log))["kv"]
     decoded, entries = DecodedPool(kv["blocks"]), iter(kv["ops"])

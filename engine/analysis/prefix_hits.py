@@ -28,12 +28,7 @@ def prefix_lookups(log: EventLog) -> pd.DataFrame:
     looked up in the prefix cache, and `cached`, those found there. Empty without prefix caching."""
     if not log.config.prefix_caching or not len(log):
         return pd.DataFrame({"step": [], "looked_up": [], "cached": []}, dtype=np.int64)
-    step = np.frombuffer(log.step, np.int32).astype(np.int64)
-    kind = np.frombuffer(log.kind, np.int8)
-    request = np.frombuffer(log.request, np.int32).astype(np.int64)
-    admits = np.flatnonzero(kind == EventKind.ADMIT)
-    prompt = np.array([len(info.prompt) for info in log.requests], np.int64)
-    looked_up = prompt[request[admits]] + _emitted_before(admits, kind, request)
+    step, kind, request, admits, looked_up = _admissions(log)
     hits = step[kind == EventKind.PREFIX_HIT]
     busy = np.unique(step[admits])  # (a hit is logged at its row's admission: always one of these steps)
     return pd.DataFrame(
@@ -50,18 +45,24 @@ def admission_lookups(log: EventLog) -> list[list[int]]:
     prefix caching."""
     if not log.config.prefix_caching or not len(log):
         return []
-    step = np.frombuffer(log.step, np.int32).astype(np.int64)
-    kind = np.frombuffer(log.kind, np.int8)
-    request = np.frombuffer(log.request, np.int32).astype(np.int64)
-    admits = np.flatnonzero(kind == EventKind.ADMIT)
-    prompt = np.array([len(info.prompt) for info in log.requests], np.int64)
-    looked_up = prompt[request[admits]] + _emitted_before(admits, kind, request)
+    step, kind, request, admits, looked_up = _admissions(log)
     # a row's hits are logged at its admission's step, and a row is admitted at most once a step
     width = int(step.max()) + 1
     hit_keys = np.sort(request[kind == EventKind.PREFIX_HIT] * width + step[kind == EventKind.PREFIX_HIT])
     keys = request[admits] * width + step[admits]
     hits = np.searchsorted(hit_keys, keys, "right") - np.searchsorted(hit_keys, keys)
     return np.column_stack([request[admits], step[admits], looked_up, hits]).tolist()
+
+
+def _admissions(log: EventLog):
+    """The log's step, kind and request columns, its admissions (event indices), and the tokens each
+    admission looks up: the row's prompt and what it emitted before (after a preemption)."""
+    step = np.frombuffer(log.step, np.int32).astype(np.int64)
+    kind = np.frombuffer(log.kind, np.int8)
+    request = np.frombuffer(log.request, np.int32).astype(np.int64)
+    admits = np.flatnonzero(kind == EventKind.ADMIT)
+    prompt = np.array([len(info.prompt) for info in log.requests], np.int64)
+    return step, kind, request, admits, prompt[request[admits]] + _emitted_before(admits, kind, request)
 
 
 def _emitted_before(admits: np.ndarray, kind: np.ndarray, request: np.ndarray) -> np.ndarray:
