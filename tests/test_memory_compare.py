@@ -68,9 +68,14 @@ def test_the_compare_tab_shows_the_memory_ratios():
     labels = [metric.label for metric in app.metric]
     assert "Paged / static-reserve throughput" in labels and "Paged / continuous-reserve throughput" in labels
     assert any("FasterTransformer" in caption.value for caption in app.caption)  # the rest of the gap to 23x
-    table = app.dataframe[0].value  # one column per configuration, one row per figure, headed by labels
-    assert list(table.columns)[-1] == "continuous-paged" and list(table.index)[:2] == ["steps", "throughput"]
-    assert table.loc["KV util", "continuous-ragged"] == "–"  # unlimited memory: not a figure, no "None"
+    unlimited, pool = (frame.value for frame in app.dataframe[:2])  # one column per configuration, a row per figure
+    assert list(unlimited.columns) == ["continuous-ragged", "continuous-padded", "static-ragged", "static-padded"]
+    assert list(pool.columns)[-1] == "continuous-paged" and list(pool.index)[:2] == ["steps", "throughput"]
+    assert "KV util" not in unlimited.index and pool.loc["KV util", "continuous-paged"] == "87%"
+    assert [markdown.value for markdown in app.markdown if markdown.value.startswith("**")][-2:] == [
+        "**Unlimited memory**",
+        "**On the scenario's KV pool**",
+    ]
 
 
 def reduced_anyscale(cap: int, count: int = 250):
@@ -212,7 +217,7 @@ def test_the_cli_and_the_app_show_the_new_rows_and_the_papers_four_systems(tmp_p
         ["Orca-Oracle", "orca-oracle"],
         ["vLLM", "continuous-paged"],
     ]
-    assert paper[2].split()[3] == "38.2%"  # the paper's figure beside the run's
+    assert paper[2].split()[3] == "38.2%"  # the paper's figure beside the run's share of its held KV room
     figures = json.loads(run_cli("compare", str(path), "--json").stdout)
     assert len(figures) == 11 and all(set(FOR_EVERY_CONFIGURATION) <= set(row) for row in figures.values())
 
@@ -224,8 +229,9 @@ def test_the_cli_and_the_app_show_the_new_rows_and_the_papers_four_systems(tmp_p
     monkeypatch.setattr(streamlit, "file_uploader", file_uploader)
     app = start_app(scenario="upload", tab="Compare", predict="false")
     assert not app.exception and not app.error
-    table, four = app.dataframe[0].value, app.dataframe[1].value
-    assert list(table.columns) == list(figures) and table.loc["hit rate", "continuous-paged"] == "0%"
+    unlimited, table, four = (frame.value for frame in app.dataframe[:3])
+    assert list(unlimited.columns) + list(table.columns) == list(figures)
+    assert table.loc["hit rate", "continuous-paged"] == "0%"
     assert list(four.index) == ["Orca-Max", "Orca-Pow2", "Orca-Oracle", "vLLM"]
     assert four.loc["vLLM", "paper (Fig. 2)"] == "96.3%" and four.loc["Orca-Pow2", "runs as"] == "orca-pow2"
     assert any("Kwon et al." in caption.value for caption in app.caption)

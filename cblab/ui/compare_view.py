@@ -12,6 +12,7 @@ from cblab.ui import palette
 from cblab.ui.runs import Run, comparison
 from cblab.ui.time_charts import cost_caption
 from engine.lab.compare import COMPARED, continuous_speedup, memory_speedups, on_the_pool, pool_figures
+from engine.lab.configurations import CACHED
 from engine.lab.paper_systems import SYSTEMS, TOKEN_STATES
 
 GAP_TO_23X = (
@@ -23,10 +24,13 @@ GAP_TO_23X = (
 PAPER_CAPTION = (
     "The vLLM paper's four systems (Kwon et al., SOSP 2023, Fig. 2): Orca-Max reserves each request's "
     "max_tokens, Orca-Pow2 the next power of two of its true output length, Orca-Oracle the true length, and "
-    "vLLM pages. Pool util is the share of the whole KV pool holding tokens, free blocks counted as waste, as "
-    "in the figure; KV util is the share of the allocated blocks. The outputs are the same in all four."
+    "vLLM pages. KV util is the share of the KV room the rows hold (reserved or allocated) that holds tokens, "
+    "what Fig. 2 splits into token states and waste on a busy server; pool util counts the whole pool, free "
+    "blocks too, so it is lower while the pool is not full (a burst's last steps). The outputs are the same in "
+    "all four."
 )
 PERCENT, COUNT = "{:.0%}", "{:,.0f}"
+ROW_PX = 35  # the height of a row of st.dataframe
 FORMATS = {  # how each figure is written in the table; seconds otherwise
     "steps": COUNT,
     "throughput_tokens_per_s": "{:,.0f} tok/s",
@@ -57,7 +61,22 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
     )
     for name, ratio in memory_speedups(results).items():
         st.metric(f"Paged / {name} throughput", f"{ratio:.2f}×" if ratio is not None else "–")
-    _show(comparison_table(results), "comparison_table", projector)
+    if CACHED in results:
+        cached, plain = results[CACHED], results["continuous-paged"]
+        st.metric(
+            "Prefix cache on / off throughput (paged)",
+            _ratio(cached["throughput_tokens_per_s"], plain["throughput_tokens_per_s"]),
+            f"TTFT p50 {plain['ttft_p50_s'] * 1000:,.1f} → {cached['ttft_p50_s'] * 1000:,.1f} ms",
+            delta_color="off",
+        )
+    pool = on_the_pool(results)
+    if pool:  # two tables, so neither is wider than the page: unlimited memory, then the pool's
+        st.markdown("**Unlimited memory**")
+        _show(comparison_table(results, [n for n in results if n not in pool]), "comparison_table", projector)
+        st.markdown("**On the scenario's KV pool**")
+        _show(comparison_table(results, pool), "pool_table", projector)
+    else:
+        _show(comparison_table(results), "comparison_table", projector)
     st.caption(cost_caption(run.cost))
     if "continuous-paged" in results:
         st.caption(GAP_TO_23X)
@@ -72,24 +91,26 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
     right.plotly_chart(_bars(names, latency, "end-to-end p50 (s)", text), key="compare_latency")
 
 
-def comparison_table(results: dict[str, dict]) -> pd.DataFrame:
-    """One row per figure and one column per configuration, as text ("–" where a figure does not
-    apply: KV utilisation with unlimited memory). Configurations across, not down, so the table
-    fits the page's width."""
-    figures = COMPARED | (pool_figures(results) if on_the_pool(results) else {})
-    rows = {label: [_figure(results[n].get(figure), figure) for n in results] for figure, label in figures.items()}
-    return pd.DataFrame.from_dict(rows, orient="index", columns=list(results))
+def comparison_table(results: dict[str, dict], names: list[str] | None = None) -> pd.DataFrame:
+    """One row per figure and one column per configuration (`names`, by default all), as text ("–" where
+    a figure does not apply: KV utilisation with unlimited memory). Configurations across, not down, so
+    the table fits the page's width."""
+    names = list(results) if names is None else names
+    figures = COMPARED | (pool_figures(results) if any(n in on_the_pool(results) for n in names) else {})
+    rows = {label: [_figure(results[n].get(figure), figure) for n in names] for figure, label in figures.items()}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=names)
 
 
 def paper_table(results: dict[str, dict]) -> pd.DataFrame:
-    """The four systems down, each with the configuration it runs as, its share of the pool holding
-    tokens beside the paper's, its share of the allocated blocks, and its throughput."""
+    """The four systems down, each with the configuration it runs as, the share of the KV room it holds
+    that holds tokens beside the paper's, its share of the whole pool, its peak rows and its throughput."""
     rows = {
         paper: {
             "runs as": name,
-            "pool util": _figure(results[name]["kv_pool_utilization"], "kv_pool_utilization"),
-            "paper (Fig. 2)": f"{TOKEN_STATES[paper]:.1%}",
             "KV util": _figure(results[name]["kv_utilization"], "kv_utilization"),
+            "paper (Fig. 2)": f"{TOKEN_STATES[paper]:.1%}",
+            "pool util": _figure(results[name]["kv_pool_utilization"], "kv_pool_utilization"),
+            "peak rows": _figure(results[name]["peak_running"], "peak_running"),
             "throughput": _figure(results[name]["throughput_tokens_per_s"], "throughput_tokens_per_s"),
         }
         for paper, name in SYSTEMS.items()
@@ -101,7 +122,11 @@ def _show(table: pd.DataFrame, key: str, projector: bool) -> None:
     if projector:
         st.table(table)
     else:
-        st.dataframe(table, key=key, width="stretch")
+        st.dataframe(table, key=key, width="stretch", height=ROW_PX * (len(table) + 1) + 3)  # every row, no scroll
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}×" if b else "–"
 
 
 def _figure(value: object, figure: str) -> str:

@@ -18,9 +18,11 @@ length and the workload (so its answer model) stays, so the four produce the sam
 and differ only in what they reserve; a workload's stop sequences could end an answer
 sooner, which only makes Oracle reserve a little more than it uses.
 
-Fig. 2's shares are of the whole KV cache (token states, reservation, internal and
-external fragmentation add up to 100 %), so free blocks count as waste: that is the
-summary's `kv_pool_utilization`. Its `kv_utilization` is the share of the allocated blocks.
+Fig. 2 splits the KV memory a busy server's requests hold into token states, reservation and
+fragmentation; the summary's `kv_utilization` is that share here (tokens in the cache over the
+room of the blocks held, reserved or allocated, averaged over the steps that hold any).
+Decision: it is the figure shown beside the paper's. `kv_pool_utilization` counts free blocks
+as waste too, which a saturated server has none of, but a burst's last steps have many.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 // that holds it, each a button that shows its block table. No state of its own but the block picked.
 
 class PrefixPanel {
-  static LEGEND = [["l-shared", "shared (×n: rows holding it)"], ["l-cached", "cached, free"],
+  static LEGEND = [["l-shared", "shared (×n: rows holding it; click for who)"], ["l-cached", "cached, free"],
     ["l-evicted", "cache evicted at this step"]];
   static CACHED_FREE = ", still caching a full block's tokens: a request whose tokens start the same way hits it,"
     + " until it is taken for a new use";
@@ -30,9 +30,13 @@ class PrefixPanel {
     };
   }
 
-  // " · 2 shared · 1 cached, free · 1 evicted at this step", for the panel's title.
+  // " · 32 shared (by up to 4 rows) · 1 cached, free · 1 evicted at this step", for the panel's title (a big
+  // pool's boxes are too small for their ×n badges: the title says the most rows sharing one block).
   counts(state, cachedFree) {
-    return ` · ${state.holders.size.toLocaleString("en")} shared · ${cachedFree.toLocaleString("en")} cached, free`
+    let most = 0;
+    for (const holders of state.holders.values()) most = Math.max(most, holders.length);
+    const by = most > 1 ? ` (by up to ${most} rows)` : "";
+    return ` · ${state.holders.size.toLocaleString("en")} shared${by} · ${cachedFree.toLocaleString("en")} cached, free`
       + ` · ${state.evicted.size.toLocaleString("en")} evicted at this step`;
   }
 
