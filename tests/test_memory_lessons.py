@@ -4,6 +4,7 @@ import pytest
 
 from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import request_metrics, summary
+from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
 from engine.lab.paper_systems import TOKEN_STATES, paper_systems
 from engine.lab.scenario import resolve_scenario
@@ -193,3 +194,9 @@ def test_the_paper_s_four_systems_fill_17_6_to_96_8_percent_of_what_they_hold():
         "answers average 133 tokens",
     ):
         assert phrase in text
+
+
+def test_the_narration_of_a_cached_admission_says_what_was_computed_and_what_was_found():
+    replay = Replay(simulate(resolve_scenario("shared-system-prompt")))
+    said = "Request r2 prefills 32 tokens (32/544, and 512 found in the prefix cache) and gets its first token"
+    assert f"{said} at this step." in narrate(replay, 8)

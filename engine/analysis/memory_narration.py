@@ -91,28 +91,34 @@ def cache_use(events: list[Event]) -> list[str]:
     return out
 
 
-def prefilled(events: list[Event], row_of: RowOf) -> list[str]:
+def prefilled(events: list[Event], row_of: RowOf, before: list[Event] = ()) -> list[str]:
     """What each prefilling row computed at the step's model call (said before the rows' tokens);
-    `row_of(request id)` is that request's row at the step, None if it holds no slot."""
+    `row_of(request id)` is that request's row at the step, None if it holds no slot; `before`, the
+    step's events before the call, says who found blocks in the prefix cache at admission."""
     out = []
     prefills = [e for e in events if e.kind == "prefill" and e.tokens]
     if len(prefills) > MAX_NAMES:  # a crowd: one sentence
         total = sum(e.tokens for e in prefills)
         out.append(f"Requests {names([e.request_id for e in prefills])} prefill {plural(total, 'token')} between them.")
         events = [e for e in events if e.kind != "prefill"]
+    hit = {e.request_id for e in before if e.kind == "prefix_hit"}
     for e in events:
         if e.kind == "prefill":
             row = row_of(e.request_id)
             target = row.prompt_len + row.generated - (row.token is not None) if row is not None else e.computed
+            progress = f"{e.computed:,}/{target:,}"
+            if e.request_id in hit:  # admitted at this step: what it computed before the step is what it found
+                cached = e.computed - e.tokens
+                progress = f"{e.tokens:,}/{target:,}, and {cached:,} found in the prefix cache"
             if e.computed < target:
                 out.append(
-                    f"Request {e.request_id} prefills {plural(e.tokens, 'token')} ({e.computed:,}/{target:,}); "
+                    f"Request {e.request_id} prefills {plural(e.tokens, 'token')} ({progress}); "
                     "the rest waits for the next steps' budget, so it gets no token yet."
                 )
             elif e.tokens:
                 again = row is not None and row.generated > 1
                 out.append(
-                    f"Request {e.request_id} prefills {plural(e.tokens, 'token')} ({e.computed:,}/{target:,}) and "
+                    f"Request {e.request_id} prefills {plural(e.tokens, 'token')} ({progress}) and "
                     + ("is sent to the model again at this step." if again else "gets its first token at this step.")
                 )
     return out
