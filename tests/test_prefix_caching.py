@@ -4,6 +4,7 @@ when things happen, never what anyone gets; reference counts, the cached blocks 
 queue stay consistent at every step, and the log alone rebuilds them."""
 
 from math import ceil
+from unittest.mock import patch
 
 import pytest
 from hypothesis import assume, given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from engine import BatchInferenceEngine, EventLog
 from engine.analysis.pool_state import pool_after
+from engine.core.prefix_cache import PrefixCache
 from tests.helpers import HashModel, Spec, make_engine, run_specs
 from tests.test_properties import MODES, stop_tokens
 
@@ -168,6 +170,28 @@ def test_a_cached_block_taken_for_a_new_use_is_evicted_first():
     ]
 
 
+def test_blocks_a_decoding_row_filled_are_evicted_without_their_identity_worked_out():
+    """a ([1], 4 tokens, blocks of 2) fills block 0 at step 1 and block 1 at step 3 as it decodes, then ends:
+    the queue is 2, 3, 1, 0. b ([7], 7 tokens) computes 7 tokens into 4 blocks: 2 and 3, then a's cached 1
+    and 0, each evicted first. No prompt is longer than a block, so no match ever looked an identity up,
+    and none was worked out (prefix_cache.py's NOTE)."""
+    engine = BatchInferenceEngine(echo, 1, None, kv_blocks=4, block_size=2, prefix_caching=True)
+    engine.submit_request([1], 4, request_id="a")
+    engine.submit_request([7], 7, request_id="b")
+    engine.run()
+    blocks = [(kind, block) for _, kind, _, rid, block in trail(engine.event_log) if rid == "b" and kind[:3] == "kv_"]
+    assert blocks == [
+        ("kv_alloc", 2),
+        ("kv_alloc", 3),
+        ("kv_evict", 1),
+        ("kv_alloc", 1),
+        ("kv_evict", 0),
+        ("kv_alloc", 0),
+        ("kv_free", 4),
+    ]
+    assert engine._blocks._identities == {}
+
+
 def admissions(**options) -> list[tuple[int, str]]:
     """Four 3-token prompts (2 blocks of 2 each) into 4 slots and 8 blocks."""
     engine = BatchInferenceEngine(echo, 4, None, kv_blocks=8, block_size=2, **options)
@@ -274,8 +298,10 @@ def test_outputs_never_depend_on_the_cache_or_the_watermark(data, workload, batc
 
 def assert_pool_consistent(engine: BatchInferenceEngine) -> None:
     """Reference counts are the tables' entries, never negative; no block is both free and held; every
-    cached block's identity is the tokens its rows wrote into it, chained to the block before."""
+    cached block's identity is the tokens its rows wrote into it, chained to the block before (worked out
+    first: a match would, and working them out early changes nothing)."""
     pool, size = engine._blocks, engine.config.block_size
+    pool.resolve()
     running = [seq for seq in engine._scheduler.slots if seq is not None]
     counts = [0] * pool.num_blocks
     for seq in running:
@@ -332,6 +358,39 @@ def check_against_the_log(engine) -> None:
     assert replayed.shared == sum(refs - 1 for refs in pool.refs if refs > 1), step
     assert list(replayed.queue) == list(pool.queue), step
     assert replayed.cached == {b for b in range(pool.num_blocks) if pool.identity[b] is not None}, step
+
+
+class EagerPrefixCache(PrefixCache):
+    """The cache as the contract words it: each block's identity worked out in the step that fills it."""
+
+    def register(self, seq, cached_tokens):
+        super().register(seq, cached_tokens)
+        self.resolve()
+
+    def register_filled(self, rows):
+        super().register_filled(rows)
+        self.resolve()
+
+
+@given(st.data(), shared_workloads(), st.integers(1, 4), stop_tokens, st.sampled_from(MODES))
+@settings(max_examples=300, deadline=None)
+def test_working_identities_out_only_when_a_match_needs_them_changes_no_event(
+    data, workload, batch_size, stop_token, mode
+):
+    """Few stems and few token values: many blocks share an identity, so which one a hit takes (the first
+    registered) is put to the test."""
+    options = data.draw(cache_options(workload, batch_size))
+    batching, padded = mode
+    logs = []
+    for pool in (PrefixCache, EagerPrefixCache):
+        with patch("engine.core.engine.PrefixCache", pool):
+            engine = make_engine(
+                HashModel(), batch_size, stop_token, batching=batching, padded=padded, prefix_caching=True, **options
+            )
+        assert type(engine._blocks) is pool
+        run_specs(engine, workload)
+        logs.append(engine.event_log.to_jsonl())
+    assert logs[0] == logs[1]
 
 
 # -- the strict reader ----------------------------------------------------------------------
