@@ -12,6 +12,7 @@ from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
 from engine.practice.zoo import LeakedBlocksOnCancel
 from tests.helpers import HashModel
+from tests.test_prefix_caching import cache_options, run_cancelling, shared_workloads
 
 
 def assert_counts_match_the_replay(replay: Replay) -> None:
@@ -71,3 +72,15 @@ def test_narrating_every_step_never_builds_a_step_s_whole_state(name, monkeypatc
     monkeypatch.setattr(Replay, "_state", lambda self, step: pytest.fail(f"narration built step {step}'s state"))
     for step in range(len(replay)):
         assert narrate(replay, step)
+
+
+@given(st.data(), shared_workloads(), st.integers(1, 3))
+@settings(max_examples=100, deadline=None)
+def test_a_prefix_cached_run_s_free_blocks_come_from_the_pool_replay_and_agree(data, workload, batch_size):
+    options = data.draw(cache_options(workload, batch_size))
+    assert_counts_match_the_replay(Replay(run_cancelling(workload, batch_size, options).event_log))
+
+
+@pytest.mark.parametrize("name", ["shared-system-prompt", "multi-turn-chat"])
+def test_the_prefix_caching_lessons_counts_agree_with_the_replay(name):
+    assert_counts_match_the_replay(Replay(simulate(resolve_scenario(name))))

@@ -10,8 +10,10 @@ The counts are exactly those of `replay[step]`: `len(state.waiting)`, the slots 
 row, and `len(state.free_blocks)`. For the free blocks that holds when every block a
 request takes is given back before it leaves its slot and no block is held twice, which the
 engine and a checked JSONL file guarantee; a log where it does not (a hand-made one, or a
-bug zoo engine leaking blocks), or one with prefix caching (a block shared by several rows), is
-counted from `replay[step]` itself.
+bug zoo engine leaking blocks) is counted from `replay[step]` itself; one with prefix caching
+(a block shared by several rows) from the log's pool replay, once over the busy steps
+(`pool_state.pool_use`: an Anyscale run's 1,539 steps in 0.4 s, against about 3 s from
+`replay[step]`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.log.events import ABSENT, EventKind
+from .pool_state import pool_use
 
 if TYPE_CHECKING:
     from .replay import Replay
@@ -39,6 +42,7 @@ class StepCounts:
         regular = replay.kv is not None and config.kv_blocks and not config.prefix_caching
         alive = _alive_blocks(replay) if regular else None
         self._alive = alive and tuple(a.tolist() for a in alive)
+        self._cached_pool_free: dict[int, int] | None = None  # prefix caching: busy step -> free blocks (lazy)
 
     def waiting(self, step: int) -> int:
         return bisect_right(self._joins, step) - bisect_right(self._leaves, step)
@@ -52,6 +56,12 @@ class StepCounts:
         log = self.replay.log
         if log.config.kv_blocks is None or self.replay.kv is None:
             return None
+        if log.config.prefix_caching:  # shared blocks: the log's pool replay, once over the busy steps
+            if self._cached_pool_free is None:
+                busy = [int(s) for s in self.replay.busy_steps()]
+                self._cached_pool_free = {s: log.config.kv_blocks - n for s, n in zip(busy, pool_use(log, busy)[0])}
+            if step in self._cached_pool_free:
+                return self._cached_pool_free[step]
         if self._alive is None:  # an irregular log (see the module docstring)
             return len(self.replay[step].free_blocks)
         taken, given_back = self._alive
