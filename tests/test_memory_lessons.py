@@ -103,6 +103,7 @@ def test_the_watermark_lesson_s_waves_and_its_side_by_side_figures():
     log = simulate(scenario)
     assert [rid for step, rid in events(log, "evict") if step == 0] == ["r39"]
     assert [rid for step, rid in events(log, "preempt") if step == 1] == ["r49", "r48", "r47", "r46", "r45"]
+    assert "preempted, r49 to r45," in scenario.captions[1]
     waves = sorted({step for step, _ in events(log, "preempt")})
     assert waves[:4] == [1, 17, 33, 49]  # rows admitted together cross a block boundary together
     figures = {}
