@@ -90,6 +90,21 @@ def test_the_app_shows_the_callouts_in_one_open_box(name, boxes):
         assert "include_stop_str_in_output" in app.info[0].value and "[github.com](https://" in app.info[0].value
 
 
+def show_extras(name: str, predicting: bool) -> None:
+    from cblab.ui.lesson_extras import render_lesson_extras
+    from engine.lab.scenario import resolve_scenario
+
+    render_lesson_extras(resolve_scenario(name), name, projector=False, predicting=predicting)
+
+
+@pytest.mark.parametrize("predicting", [True, False])
+def test_the_box_starts_closed_while_a_prediction_is_open(predicting):
+    """Open, it pushed the lesson's first prediction below the fold of a 1,400 x 900 screen."""
+    app = AppTest.from_function(show_extras, args=("stop-sequences", predicting)).run()
+    assert not app.exception
+    assert [(e.label, e.proto.expanded) for e in app.expander] == [("How real servers differ", not predicting)]
+
+
 def test_narrate_prints_the_callouts_before_the_steps():
     result = subprocess.run(
         [sys.executable, "-m", "engine", "run", "zero-budget-and-empty-prompt", "--narrate"],

@@ -3,8 +3,9 @@ the lessons whose point is not one run (a batch-size sweep, replicas behind a ro
 running-table invariant checked on the correct engine and on the crossed-results bug).
 
 Each view is drawn only for a scenario that asks for it (`[[real_servers]]`, `[sweep]`,
-`[replicas]`; the invariant for its own lesson), in an expander that a projector's screen
-starts closed; while a prediction is open the view is not drawn (it would cost every rerun).
+`[replicas]`; the invariant for its own lesson), in an expander that a projector's screen,
+and a lesson whose predictions are still open, start closed; while a prediction is open the
+views of the whole run are not drawn (they would cost every rerun).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ INVARIANT_LESSON = "running-equals-active-slots"
 def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool, predicting: bool = False) -> None:
     """The views `scenario` asks for; `lesson` is its built-in name (None: an uploaded file). While a
     prediction is open (`predicting`) the views, which show the whole run, start closed and say so."""
-    render_callouts(scenario, expanded=not projector)
+    render_callouts(scenario, expanded=not projector and not predicting)  # (open, it pushed the first prediction
+    # below the fold of a 1,400 x 900 screen)
     views = [
         (scenario.sweep is not None, "Throughput and latency against the batch size", render_sweep),
         (scenario.replicas is not None, "Replicas behind a router: the autoscaling signal", render_replicas),

@@ -19,9 +19,10 @@ def callout_markdown(callout: Callout) -> str:
 
 
 def render_callouts(scenario: Scenario, expanded: bool = True) -> None:
-    """Draw the box (open unless `expanded` is False) when the scenario has callouts; nothing when it has none."""
+    """Draw the box (open unless `expanded` is False) when the scenario has callouts; nothing when it has none.
+    Keyed by the lesson: once drawn, it stays as the learner left it (open or closed) in this session."""
     if not scenario.real_servers:
         return
-    with st.expander(HEADING, expanded=expanded, icon=":material/dns:"):
+    with st.expander(HEADING, expanded=expanded, icon=":material/dns:", key=f"real_servers:{scenario.title}"):
         for callout in scenario.real_servers:
             st.info(callout_markdown(callout))
