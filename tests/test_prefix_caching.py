@@ -480,6 +480,25 @@ def test_the_narration_says_what_was_found_in_the_cache():
     )
 
 
+def test_a_chunked_prefill_after_hits_says_what_it_computed_apart_from_what_it_found():
+    """b hits a's 2 blocks (4 tokens) and prefills its other 6 under a budget of 3: at its second step it has
+    computed 6 of its 10 tokens, as its cell on the stage says ("prefill 6/10 (4 cached)"), not 10/10."""
+    from engine.analysis.narration import narrate
+    from engine.analysis.replay import Replay
+
+    engine = BatchInferenceEngine(echo, 2, None, kv_blocks=16, block_size=2, prefix_caching=True, token_budget=3)
+    engine.submit_request([*SYSTEM, 1], 2, request_id="a")
+    engine.submit_request([*SYSTEM, 2, 3, 4, 5, 6, 7], 2, request_id="b", arrival_step=3)
+    engine.run()
+    replay = Replay(engine.event_log)
+    said = [[line for line in narrate(replay, step) if line.startswith("Request b prefills")] for step in (3, 4)]
+    assert said == [
+        ["Request b prefills 3 tokens (3/10, and 4 found in the prefix cache); the rest waits for the next steps' "
+         "budget, so it gets no token yet."],
+        ["Request b prefills 3 tokens (6/10, and 4 found in the prefix cache) and gets its first token at this step."],
+    ]  # fmt: skip
+
+
 def test_the_app_loads_a_prefix_cached_scenario_and_its_log():
     """Uploaded as TOML or as the JSONL of such a run: it runs, its metrics show the cache, and the stage is
     sent the same pool to draw from either (a block shared by a and b: engine/analysis/prefix_frames.py)."""

@@ -91,10 +91,14 @@ def cache_use(events: list[Event]) -> list[str]:
     return out
 
 
-def prefilled(events: list[Event], row_of: RowOf, before: list[Event] = ()) -> list[str]:
+def prefilled(
+    events: list[Event], row_of: RowOf, before: list[Event] = (), found: Callable[[str], int] | None = None
+) -> list[str]:
     """What each prefilling row computed at the step's model call (said before the rows' tokens);
     `row_of(request id)` is that request's row at the step, None if it holds no slot; `before`, the
-    step's events before the call, says who found blocks in the prefix cache at admission."""
+    step's events before the call, says who found blocks in the prefix cache at admission, and
+    `found(request id)`, how many tokens a row admitted earlier found there (a chunked prefill's
+    later steps: said apart from what it computed, as its cell on the stage does)."""
     out = []
     prefills = [e for e in events if e.kind == "prefill" and e.tokens]
     if len(prefills) > MAX_NAMES:  # a crowd: one sentence
@@ -107,9 +111,10 @@ def prefilled(events: list[Event], row_of: RowOf, before: list[Event] = ()) -> l
             row = row_of(e.request_id)
             target = row.prompt_len + row.generated - (row.token is not None) if row is not None else e.computed
             progress = f"{e.computed:,}/{target:,}"
-            if e.request_id in hit:  # admitted at this step: what it computed before the step is what it found
-                cached = e.computed - e.tokens
-                progress = f"{e.tokens:,}/{target:,}, and {cached:,} found in the prefix cache"
+            # found at its admission (without `found`: only at this step's, what it computed before the step)
+            cached = found(e.request_id) if found else (e.computed - e.tokens if e.request_id in hit else 0)
+            if cached:
+                progress = f"{e.computed - cached:,}/{target:,}, and {cached:,} found in the prefix cache"
             if e.computed < target:
                 out.append(
                     f"Request {e.request_id} prefills {plural(e.tokens, 'token')} ({progress}); "

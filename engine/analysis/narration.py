@@ -70,7 +70,8 @@ def narrate(replay: Replay, step: int, vocabulary: dict[int, str] | None = None)
     if grouped.call is not None:
         out.append(_model_call(log, grouped.call))
         if log.config.memory:
-            out.extend(memory_narration.prefilled(grouped.after, grouped.row_of, grouped.before))
+            found = (lambda rid: replay.found_in_cache(rid, step)) if log.config.prefix_caching else None
+            out.extend(memory_narration.prefilled(grouped.after, grouped.row_of, grouped.before, found))
         out.extend(_rows(replay, grouped, vocabulary))
         if log.config.memory:
             out.extend(memory_narration.freed(grouped.after, shared=log.config.prefix_caching))

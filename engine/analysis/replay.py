@@ -22,6 +22,7 @@ import numpy as np
 from ..core.log.event_log import EventLog
 from ..core.log.events import ABSENT, EventKind
 from .kv_replay import KVReplay
+from .prefix_hits import admission_lookups
 from .step_counts import StepCounts
 
 CACHED_STATES = 512  # recently asked-for steps kept (playback asks for neighbours)
@@ -124,6 +125,22 @@ class Replay:
     def counts(self) -> StepCounts:
         """Requests waiting, slots taken and KV blocks free at any step, without building its state."""
         return StepCounts(self)
+
+    @cached_property
+    def _found_at_admissions(self) -> dict[int, tuple[list[int], list[int]]]:
+        """Prefix caching: request index -> (its admission steps, the tokens each found in the cache)."""
+        out: dict[int, tuple[list[int], list[int]]] = {}
+        for request, step, _, hits in admission_lookups(self.log):
+            steps, tokens = out.setdefault(request, ([], []))
+            steps.append(step)
+            tokens.append(hits * self.log.config.block_size)
+        return out
+
+    def found_in_cache(self, request_id: str, step: int) -> int:
+        """Tokens the request found in the prefix cache at its latest admission up to `step` (0 without one)."""
+        steps, tokens = self._found_at_admissions.get(self.log.request_index.get(request_id, -1), ((), ()))
+        latest = bisect_right(steps, step) - 1
+        return tokens[latest] if latest >= 0 else 0
 
     def busy_steps(self) -> np.ndarray:
         """The steps that have events (the others are idle: the engine's clock jumped over them)."""
