@@ -20,9 +20,10 @@
 9. 100,000 requests ("will it run in time on 100k rows?"): `run()` on 100,000 requests of 16
    tokens, then the per-step and per-request metrics, which are numpy over the log's columns.
 
-The ns/token of 1, 2 and 5 are measured in turn (floor, engine, paged, floor, ...; 15 times,
-7 with --quick) and the best of each is kept, so their ratios come from the same minutes of
-a shared machine.
+The ns/token of 1, 2 and 5 are measured in turn, each after a floor run of its own (floor,
+engine, floor, paged, ...; 31 rounds, 15 with --quick): the ns/token are the best of each,
+and a ratio to the floor is the median over the rounds of a run's time over its floor's, so
+that both sides of a ratio see the same seconds of a shared machine whose speed drifts.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import statistics
 import sys
 import time
 import tracemalloc
@@ -94,22 +96,28 @@ def ns_per_token(fn, tokens: int, repeats: int) -> float:
     return best(fn, repeats) / tokens * 1e9
 
 
-def headline(count: int, repeats: int) -> dict[str, float]:
-    """ns/token of the floor, the engine and the paged engine with a budget on `count` 128-token requests,
-    measured in turn (floor, engine, paged, floor, ...; best of `repeats` each), so their ratios see the
-    same machine even when it is shared and its speed drifts."""
+def headline(count: int, repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """ns/token (best of `repeats`) of the floor, the engine, the paged engine with a budget and the same with
+    prefix caching, on `count` 128-token requests; and each one's ratio to the floor: the median, over
+    `repeats` rounds, of its time over that of a floor run just before it. (The machine's speed drifts within
+    seconds: a run and the floor run beside it see the same speed, while a ratio of two bests pairs two
+    different moments and swung by 0.5x between runs of this script on 3 December.)"""
     requests = workload(count, 128)
+    floor = lambda: floor_loop(requests, BATCH, 0)  # noqa: E731
     runs = {
-        "floor": lambda: floor_loop(requests, BATCH, 0),
         "engine": engine_run(BatchInferenceEngine, requests),
         "paged": engine_run(BatchInferenceEngine, requests, **paged_options(128)),
         "cached": engine_run(BatchInferenceEngine, requests, **paged_options(128), prefix_caching=True),
     }
-    times: dict[str, list[float]] = {name: [] for name in runs}
+    times: dict[str, list[float]] = {name: [] for name in ("floor", *runs)}
+    ratios: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
         for name, run in runs.items():
+            times["floor"].append(seconds(floor))
             times[name].append(seconds(run))
-    return {name: min(taken) / (count * 128) * 1e9 for name, taken in times.items()}
+            ratios[name].append(times[name][-1] / times["floor"][-1])
+    ns_per_token = {name: min(taken) / (count * 128) * 1e9 for name, taken in times.items()}
+    return ns_per_token, {name: statistics.median(each) for name, each in ratios.items()}
 
 
 def token_figures(engine_class, quick: bool, repeats: int) -> dict:
@@ -279,7 +287,7 @@ def main() -> None:
     args = parser.parse_args()
     repeats = 3 if args.quick else 7
     count = 500 if args.quick else 2000
-    speeds = headline(count, 2 * repeats + 1)  # (short runs: more repeats, so each gets a quiet moment)
+    speeds, ratios = headline(count, 4 * repeats + 3)  # (short runs: many rounds, so the median settles)
     floor = speeds["floor"]
     engine = {"ns_per_token": speeds["engine"], **token_figures(BatchInferenceEngine, args.quick, repeats)}
     paged = {"ns_per_token": speeds["paged"], **paged_figures(repeats)}
@@ -287,9 +295,9 @@ def main() -> None:
     naive = token_figures(NaiveEngine, args.quick, repeats)
     results = {
         "floor_ns_per_token": floor,
-        "engine": {**engine, "ratio_to_floor": engine["ns_per_token"] / floor, **scale_figures()},
-        "paged": {**paged, "ratio_to_floor": paged["ns_per_token"] / floor},
-        "cached": {**cached, "ratio_to_floor": cached["ns_per_token"] / floor},
+        "engine": {**engine, "ratio_to_floor": ratios["engine"], **scale_figures()},
+        "paged": {**paged, "ratio_to_floor": ratios["paged"]},
+        "cached": {**cached, "ratio_to_floor": ratios["cached"]},
         "naive": {**naive, "ratio_to_floor": naive["ns_per_token"] / floor, **naive_scale()},
         "stage_frames": stage_frames_seconds(repeats),
         "cancel_40k_s": cancel_seconds(),

@@ -19,7 +19,7 @@ are freed are the four plain functions of a `MemoryPolicy` (`memory_policy.py`),
 when that happens.
 
 With prefix caching (`prefix_cache.py`) an admission starts from the cached blocks its tokens
-hit, and full blocks are registered as computed tokens fill them; with a watermark, an
+hit (a row's full blocks are cached as its computed tokens fill them); with a watermark, an
 admission leaves the pool's held-back blocks free while rows run (`_admit`).
 """
 
@@ -129,7 +129,7 @@ class MemoryScheduler(Scheduler):
         headroom would protect, and a preempted row longer than the pool less the watermark would
         otherwise wait for ever)."""
         blocks = self.blocks
-        hits = blocks.match(seq) if self.caching else ()
+        hits = blocks.match(seq, self.slots, plan.step) if self.caching else ()
         computed = len(hits) * blocks.block_size if hits else 0
         tokens = min(len(seq.tokens) - computed, self.left)
         if blocks is not None:
@@ -194,16 +194,7 @@ class MemoryScheduler(Scheduler):
     def postprocess(self, plan: Plan, tokens) -> list[Finished]:
         if plan.work:
             self.advance_prefills(plan, plan.step)
-        if self.caching:
-            self._register_filled_blocks(plan.step)
         return super().postprocess(plan, tokens)
-
-    def _register_filled_blocks(self, step: int) -> None:
-        """Prefix caching: decoding rows whose last block this step's token fills register it. They are
-        the rows filed for a new block next step (the token they write then starts one)."""
-        filled = self.needs_block_at.get(step + 1)
-        if filled:
-            self.blocks.register_filled(filled)
 
     def advance_prefills(self, plan: Plan, step: int) -> None:
         """After the step's model call: the work is done; rows whose prefill completed decode from now on."""
@@ -211,8 +202,6 @@ class MemoryScheduler(Scheduler):
         size, needs_block_at = self.blocks.block_size if paged else 0, self.needs_block_at
         for seq in plan.work:
             seq.computed += seq.scheduled
-            if self.caching:  # the blocks its computed tokens fill are cached from now on
-                self.blocks.register(seq, seq.computed)
             if seq.computed == len(seq.tokens):  # it was sent to the model, and its token is appended next
                 seq.prefilling = False
                 if paged:  # filed under the step at which its next token no longer fits its blocks

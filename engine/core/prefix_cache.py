@@ -3,9 +3,9 @@
 A block is full when it holds `block_size` tokens. Its identity is the pair (the identity of
 the block before it in the same table, or none; the tuple of its tokens): a chained hash, as
 in vLLM, but exact, since each distinct pair is numbered once (`_identities`). A full block
-is registered under its identity in the step whose computed tokens fill it; partial blocks
-are never shared. Two rows that fill a block with the same prefix in the same run both
-register theirs; a hit takes the one registered first.
+is cached under its identity from the step whose computed tokens fill it; partial blocks are
+never shared. Two rows that fill a block with the same prefix at the same time both cache
+theirs; a hit takes the lowest-numbered.
 
 At admission a row's tokens are matched block by block from the first: the longest run of
 leading cached blocks is a hit, capped so at least one token is still computed. Hit blocks
@@ -18,18 +18,15 @@ table order, so a row's last blocks are reused before its first. A free full blo
 cached, and can still be hit (which takes it out of the queue), until it is taken from the
 head for a new use: then its identity is dropped (`evicted`, for the log's `kv_evict`).
 
-NOTE (speed): registering is cheap, working out an identity is not (a tuple of `block_size`
-tokens and a dictionary look-up, about a microsecond), and a decoding row fills a block every
-`block_size` steps. Only a match reads identities, so a block is registered at once as a
-`Pending` (its table and place in it: `identity[block]` says "cached" from that step, for
-`kv_evict`) and its identity is worked out at the next match that could hit anything
-(`resolve`), pending blocks in the order they were registered, so each identity's blocks stay
-oldest first, exactly as if every identity had been worked out when its block filled. A
-workload whose prompts fill no block (benchmarks/run.py's headline) never works one out (its
-run with the cache: 61.3M -> 52.6M instructions, paged without it 46.6M; README, Performance).
-A block taken before its identity was needed simply drops its `Pending`. This relies on a
-row's tokens only growing (the engine only appends to them). tests/test_prefix_caching.py
-checks the logs equal a cache's that works every identity out at once.
+NOTE (speed): working out an identity costs about a microsecond (a tuple of `block_size`
+tokens and a dictionary look-up), and only a match reads identities. So nothing is done when
+a block fills (a row's first `written // block_size` blocks are full: `full_blocks`); the
+identities are worked out at the next match that could hit (`resolve`): the running rows',
+and those of rows that ended since, each leaving a record of its table (`Ended`). A block
+taken before its identity was needed is evicted without it. As a hit takes the lowest-numbered
+block of an identity, when identities are worked out changes nothing (tests/test_prefix_caching.py
+compares the logs with a cache's that works them out after every step). The headline of
+benchmarks/run.py, whose prompts fill no block, never works one out. (A row's tokens only grow.)
 
 Reference counts are kept only for blocks that more than one row holds (`sharers`): a block
 is free exactly when it is in the queue, so a row that shares nothing gives its blocks back
@@ -43,11 +40,17 @@ from __future__ import annotations
 
 from .block_manager import BlockManager
 from .free_queue import FreeQueue
-from .request import Sequence, Status
+from .request import Sequence
 
-Pending = tuple  # (block, tokens, known, index): a registered block whose identity is not worked out yet,
-# block `index` of a table whose row's tokens are `tokens` and whose identities so far are `known` (an int
-# once worked out, else its Pending). A plain tuple: one is built a block, and a NamedTuple's is 3x slower.
+Ended = tuple  # (tokens, blocks, known, full): a row that ended with full blocks whose identity is not worked out:
+# its tokens, its table, the identities of its first blocks worked out so far, and how many blocks were full.
+# A plain tuple: one is built a row, and a NamedTuple's is 7x slower.
+
+
+def full_blocks(seq: Sequence, block_size: int) -> int:
+    """The blocks of `seq`'s table that its written tokens fill: a decoding row has written all its
+    tokens but the one sampled last."""
+    return (seq.computed if seq.prefilling else len(seq.tokens) - 1) // block_size
 
 
 class PrefixCache(BlockManager):
@@ -55,11 +58,14 @@ class PrefixCache(BlockManager):
         super().__init__(num_blocks, block_size, held_back)
         self.queue = FreeQueue(num_blocks)  # free blocks, head first
         self.sharers: dict[int, int] = {}  # block -> rows holding it besides the first (only blocks shared)
-        self.identity: list[int | Pending | None] = [None] * num_blocks  # a cached block's identity (or Pending)
-        self.cached: dict[int, list[int]] = {}  # identity -> the blocks registered under it, oldest first
+        # a cached block's identity, or (a free block's, not worked out yet) the record of the row that ended with it
+        self.identity: list[int | Ended | None] = [None] * num_blocks
+        self.cached: dict[int, list[int]] = {}  # identity -> the blocks cached under it (worked out)
         self._identities: dict[tuple[int | None, tuple[int, ...]], int] = {}  # (parent, tokens) -> identity
-        self.pending: list[Pending] = []  # registered blocks whose identity is not worked out yet, oldest first
-        self.evicted: list[int] = []  # blocks whose identity was dropped since the scheduler last took them
+        self.ended: list[Ended] = []  # rows that ended since identities were last worked out
+        self.ended_limit = 64  # records kept before those whose blocks were all taken are dropped
+        self.resolved_at = -1  # the step whose running rows' identities were last worked out
+        self.evicted: set[int] = set()  # blocks whose identity was dropped since the scheduler last took them
 
     @property
     def num_free(self) -> int:
@@ -71,12 +77,14 @@ class PrefixCache(BlockManager):
         return [0 if block in self.queue else 1 + self.sharers.get(block, 0) for block in range(self.num_blocks)]
 
     # -- admission ---------------------------------------------------------------
-    def match(self, seq: Sequence) -> list[int]:
-        """The cached blocks holding the longest prefix of `seq`'s tokens, leaving at least one token."""
+    def match(self, seq: Sequence, running: list[Sequence | None], step: int) -> list[int]:
+        """The cached blocks holding the longest prefix of `seq`'s tokens, leaving at least one token.
+        (The `running` rows' written tokens change only between steps: they are looked at once a step.)"""
         tokens, size = seq.tokens, self.block_size
         if len(tokens) <= size:  # (no full block to look up: nothing to work out)
             return []
-        self.resolve()
+        self.resolve(running if step != self.resolved_at else ())
+        self.resolved_at = step
         identities, cached = self._identities, self.cached
         hits: list[int] = []
         parent = None
@@ -84,7 +92,7 @@ class PrefixCache(BlockManager):
             parent = identities.get((parent, tuple(tokens[start : start + size])))
             if parent not in cached:
                 break
-            hits.append(cached[parent][0])
+            hits.append(min(cached[parent]))
         return hits
 
     def free_besides(self, hits: list[int]) -> int:
@@ -102,58 +110,33 @@ class PrefixCache(BlockManager):
         seq.blocks.extend(hits)
         seq.block_identities = [self.identity[block] for block in hits]  # (worked out by the match)
 
-    # -- full blocks -------------------------------------------------------------
-    def register(self, seq: Sequence, cached_tokens: int) -> None:
-        """The blocks of `seq` that `cached_tokens` tokens fill are registered (their identity pending)."""
-        known, tokens, blocks, identity, pending = (
-            seq.block_identities,
-            seq.tokens,
-            seq.blocks,
-            self.identity,
-            self.pending,
-        )
-        for index in range(len(known), cached_tokens // self.block_size):
-            identity[blocks[index]] = entry = (blocks[index], tokens, known, index)
-            known.append(entry)
-            pending.append(entry)
-        self._bound_pending()
+    # -- identities --------------------------------------------------------------
+    def resolve(self, running: list[Sequence | None]) -> None:
+        """Work out the identity of every full block still cached: those of the rows that ended since the
+        last time (blocks taken from the head meanwhile are skipped) and of the `running` rows."""
+        for ended in self.ended:
+            self._work_out(*ended, ended)
+        self.ended = []
+        size = self.block_size
+        for seq in running:
+            if seq is not None and (full := full_blocks(seq, size)) > len(seq.block_identities):
+                self._work_out(seq.tokens, seq.blocks, seq.block_identities, full, None)
 
-    def register_filled(self, rows: list[Sequence]) -> None:
-        """Decoding rows whose last block this step's token filled: each registers it (one call a step;
-        `register`'s loop for one block, written out: a call a row cost 0.1x the headline's floor)."""
-        size, identity, pending, running = self.block_size, self.identity, self.pending, Status.RUNNING
-        for seq in rows:
-            known, tokens = seq.block_identities, seq.tokens
-            index = len(tokens) // size - 1
-            if index == len(known) and seq.status is running and not seq.prefilling:  # (else: registered already)
-                block = seq.blocks[index]
-                identity[block] = entry = (block, tokens, known, index)
-                known.append(entry)
-                pending.append(entry)
-        self._bound_pending()
-
-    def _bound_pending(self) -> None:
-        """At most one Pending a block is live (not taken since): the others go once they are many."""
-        if len(self.pending) > 2 * self.num_blocks:
-            identity = self.identity
-            self.pending = [entry for entry in self.pending if identity[entry[0]] is entry]
-
-    def resolve(self) -> None:
-        """Work out the identity of every pending block, oldest first; those still cached are filed under it."""
+    def _work_out(self, tokens: list[int], blocks: list[int], known: list[int], full: int, ended: Ended | None):
+        """Identities of the table's full blocks after the `known` ones, each block filed under its own; an
+        ended row's only while the block is still its (up to the last that is: they chain)."""
         size, identities, identity, cached = self.block_size, self._identities, self.identity, self.cached
-        for entry in self.pending:
-            block, tokens, known, index = entry
-            start = index
-            while start and type(known[start - 1]) is not int:  # (an earlier block taken before it was resolved)
-                start -= 1
-            parent = known[start - 1] if start else None
-            for i in range(start, index + 1):
-                parent = identities.setdefault((parent, tuple(tokens[i * size : (i + 1) * size])), len(identities))
-                known[i] = parent
-            if identity[block] is entry:
+        if ended is not None:
+            while full > len(known) and identity[blocks[full - 1]] is not ended:
+                full -= 1
+        parent = known[-1] if known else None
+        for index in range(len(known), full):
+            parent = identities.setdefault((parent, tuple(tokens[index * size : (index + 1) * size])), len(identities))
+            known.append(parent)
+            block = blocks[index]
+            if ended is None or identity[block] is ended:
                 identity[block] = parent
                 cached.setdefault(parent, []).append(block)
-        self.pending = []
 
     # -- taking and giving back --------------------------------------------------
     def _take(self, blocks: int) -> list[int]:
@@ -168,15 +151,23 @@ class PrefixCache(BlockManager):
                         del self.cached[old]
                     else:
                         holders.remove(block)
-                self.evicted.append(block)
+                self.evicted.add(block)
         return new
 
     def free(self, seq: Sequence) -> int:
         """Drop `seq`'s reference to each of its blocks; those no one holds go to the queue's tail,
         the table's last block first. Returns how many entries its table had."""
-        blocks, queue, sharers = seq.blocks, self.queue, self.sharers
+        blocks, known, queue, sharers = seq.blocks, seq.block_identities, self.queue, self.sharers
+        full = (seq.computed if seq.prefilling else len(seq.tokens) - 1) // self.block_size  # (full_blocks)
+        if full > len(known):  # full blocks whose identity is not worked out: on record
+            ended, identity = (seq.tokens, blocks, known, full), self.identity
+            for block in blocks[len(known) : full]:  # (none is shared: hits are known)
+                identity[block] = ended
+            self.ended.append(ended)
+            if len(self.ended) > self.ended_limit:
+                self._forget_ended()
         if not sharers or sharers.keys().isdisjoint(blocks):  # (it shares nothing: all go back)
-            queue.extend(reversed(blocks))
+            queue.extend(blocks[::-1])
         else:
             unheld = []
             for block in reversed(blocks):
@@ -190,6 +181,14 @@ class PrefixCache(BlockManager):
         seq.blocks, seq.block_identities = [], []
         return len(blocks)
 
-    def take_evicted(self) -> list[int]:
-        evicted, self.evicted = self.evicted, []
+    def _forget_ended(self) -> None:
+        """Records none of whose blocks is still cached go, and with them their rows' tokens: soon, since memory
+        not given back slows the whole engine (benchmarks/run.py's headline keeping every ended row's tokens
+        measured about 0.08x the floor more). Next time, when the records left have doubled: O(1) each."""
+        identity = self.identity
+        self.ended = [e for e in self.ended if any(identity[b] is e for b in e[1][len(e[2]) : e[3]])]
+        self.ended_limit = 2 * len(self.ended) + 64
+
+    def take_evicted(self) -> set[int]:
+        evicted, self.evicted = self.evicted, set()
         return evicted

@@ -70,6 +70,7 @@ class Sequence:
     arrival_step: int
     order: int  # submission order, breaks ties between equal arrival steps
     end: int  # len(tokens) at which the row stops: prompt + max_tokens (the engine's `_limit` hook)
+    watch_from: int  # len(tokens) from which each new token is checked beyond the stop token: `end`, or 0 with stops
     priority: int = 0  # admission: lower first, then arrival order (vLLM's priority scheduling)
     stop_state: int = 0  # automaton node in `stops`
     log_index: int = -1  # row in the event log's request table, set on arrival
@@ -77,7 +78,7 @@ class Sequence:
     status: Status = Status.PENDING
     # Memory (engine/core/block_manager.py), used only with kv_blocks or token_budget set:
     blocks: list[int] = field(default_factory=list)  # the block table: physical block ids, logical order
-    block_identities: list[int] = field(default_factory=list)  # with prefix caching: its full blocks' identities
+    block_identities: list[int] = field(default_factory=list)  # prefix caching: first full blocks' identities
     prefilling: bool = True  # not yet sent to the model since its (last) admission
     computed: int = 0  # while prefilling: tokens whose keys and values are in the cache
     scheduled: int = 0  # tokens the current step computes for this row
@@ -104,15 +105,15 @@ def append_and_check(rows: list[Sequence], tokens: list[int], stop_token: int | 
         row_tokens.append(token)
         if token == stop_token:
             finished.append((seq, FinishReason.STOP_TOKEN, -1))
-            continue
-        if seq.stops is not None:
-            seq.stop_state = seq.stops.advance(seq.stop_state, token)
-            matched = seq.stops.matched(seq.stop_state)
-            if matched != NO_MATCH:
-                finished.append((seq, FinishReason.STOP_SEQUENCE, matched))
-                continue
-        if len(row_tokens) >= seq.end:
-            finished.append((seq, FinishReason.MAX_TOKENS, None))
+        elif len(row_tokens) >= seq.watch_from:  # SPEED: a row without stop sequences, only at its last token
+            if seq.stops is not None:
+                seq.stop_state = seq.stops.advance(seq.stop_state, token)
+                matched = seq.stops.matched(seq.stop_state)
+                if matched != NO_MATCH:
+                    finished.append((seq, FinishReason.STOP_SEQUENCE, matched))
+                    continue
+            if len(row_tokens) >= seq.end:
+                finished.append((seq, FinishReason.MAX_TOKENS, None))
     return finished
 
 
@@ -154,6 +155,7 @@ def new_sequence(
         stops,
         arrival_step=max(arrival_step or 0, now),  # a past arrival step means "now"
         order=order,
-        end=len(prompt) + limit(max_tokens, len(prompt)),
+        end=(end := len(prompt) + limit(max_tokens, len(prompt))),
+        watch_from=0 if stops else end,
         priority=priority,
     )

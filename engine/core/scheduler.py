@@ -67,7 +67,7 @@ class Plan:
         self.grown: tuple | None = None  # decoding rows' new blocks, before `actions`: (slots, log indices, blocks)
         self.work: list[Sequence] = []  # rows prefilling this step (`scheduled` tokens each)
         self.batch: Batch | None = None  # the rows the model gets; None: no row holds a slot
-        self.evicted: list[int] | tuple = ()  # with prefix caching: blocks taken whose cached identity was dropped
+        self.evicted: set[int] | tuple = ()  # with prefix caching: blocks taken whose cached identity was dropped
 
     def admitted(self) -> list[Action]:
         return [action for action in self.actions if action.kind is EventKind.ADMIT]

@@ -68,7 +68,7 @@ class EventLog:
         just before its `kv_alloc`."""
         if not (plan.grown or plan.actions):  # (most steps)
             return
-        step, evicted = plan.step, set(plan.evicted) if plan.evicted else None
+        step, evicted = plan.step, plan.evicted  # (a set, this step's: each is written once, then dropped)
         if plan.grown:  # decoding rows' new blocks, as columns
             slots, requests, blocks = plan.grown
             if evicted and not evicted.isdisjoint(blocks):
@@ -87,9 +87,12 @@ class EventLog:
                 events.append((EventKind.ADMIT, slot, seq.log_index, 0))
                 if hits:
                     events.extend([(EventKind.PREFIX_HIT, slot, seq.log_index, block) for block in hits])
-            if evicted:
+            if evicted:  # each `kv_alloc` after its block's `kv_evict` if taking it dropped a cached identity
                 for block in blocks:
-                    events.extend(_allocation(slot, seq.log_index, block, evicted))
+                    if block in evicted:
+                        evicted.discard(block)
+                        events.append((EventKind.KV_EVICT, slot, seq.log_index, block))
+                    events.append((EventKind.KV_ALLOC, slot, seq.log_index, block))
             else:
                 events.extend([(EventKind.KV_ALLOC, slot, seq.log_index, block) for block in blocks])
         self._write(step, events)
@@ -98,7 +101,10 @@ class EventLog:
         """Run: the step's model call (0 rows when every row is still prefilling: the model was not called)."""
         batch, config = plan.batch, self.config
         rows = config.batch_size if config.padded and batch.rows else len(batch.rows)
-        self.attachments.append((batch.mask, plan.prefill_tokens()) if self._with_prefills else batch.mask)
+        if self._with_prefills:  # (a decoding step computes no prompt tokens: no call to count them)
+            self.attachments.append((batch.mask, plan.prefill_tokens() if plan.work else 0))
+        else:
+            self.attachments.append(batch.mask)
         self.append(plan.step, EventKind.MODEL_CALL, ABSENT, ABSENT, rows, len(self.attachments) - 1)
 
     def postprocessed(self, plan: Plan, tokens: array, ended: list[Finished]) -> None:
@@ -174,30 +180,25 @@ class EventLog:
     def _write_evictions_and_allocations(self, step: int, slots, requests, blocks, evicted: set[int]) -> None:
         """Decoding rows' new blocks a column at a time, each `kv_alloc` after its block's `kv_evict` if taking
         it dropped a cached identity. SPEED: with prefix caching most new blocks were cached, so each column is
-        written as pairs (kv_evict, kv_alloc) and the kv_evict of the few blocks that were not cached are cut
-        out, in C (converting a list to an array costs about 400 instructions an item; a tuple an event, as
+        written as pairs (kv_evict, kv_alloc), in C, and the kv_evict of the few blocks that were not cached
+        are cut out (converting a list to an array costs about 400 instructions an item; a tuple an event, as
         `_write` takes them, cost the headline 0.1x the floor)."""
-        flags = [block in evicted for block in blocks]
+        # the kv_evict of a block nothing was evicted from is cut (none, most steps: every new block was cached)
+        cut = [] if evicted.issuperset(blocks) else [2 * i for i, block in enumerate(blocks) if block not in evicted]
         evicted.difference_update(blocks)  # (each is evicted once)
-        cut = [2 * i for i, flag in enumerate(flags) if not flag]  # the kv_evict of a block nothing was evicted from
-        n = len(blocks)
 
-        def pairs(code: str, first, second) -> array:
-            both = array(code, bytes(2 * n * first.itemsize))
-            both[::2], both[1::2] = first, second
-            kept, start = array(code), 0
-            for end in cut:
-                kept += both[start:end]
-                start = end + 1
-            return kept + both[start:]
+        def twice(column: array) -> array:
+            both = column * 2
+            both[::2] = both[1::2] = column
+            return _cut(both, cut) if cut else both
 
-        slots, requests, blocks = array("i", slots), array("i", requests), array("q", blocks)
-        kinds = pairs("b", array("b", (EventKind.KV_EVICT,)) * n, array("b", (EventKind.KV_ALLOC,)) * n)
+        kinds = array("b", (EventKind.KV_EVICT, EventKind.KV_ALLOC)) * len(blocks)
+        kinds = _cut(kinds, cut) if cut else kinds
         self.step.extend(array("i", (step,)) * len(kinds))
         self.kind.extend(kinds)
-        self.slot.extend(pairs("i", slots, slots))
-        self.request.extend(pairs("i", requests, requests))
-        self.value.extend(pairs("q", blocks, blocks))
+        self.slot.extend(twice(array("i", slots)))
+        self.request.extend(twice(array("i", requests)))
+        self.value.extend(twice(array("q", blocks)))
         self.detail.extend(array("i", bytes(4 * len(kinds))))
 
     def _write(self, step: int, events: list[tuple[int, int, int, int]]) -> None:
@@ -329,10 +330,10 @@ class EventLog:
         return load_jsonl(text, cls)
 
 
-def _allocation(slot: int, request: int, block: int, evicted: set[int]) -> list[tuple[int, int, int, int]]:
-    """A `kv_alloc`, after its block's `kv_evict` if taking it dropped a cached identity (once: a block
-    freed again within the step and taken anew lost its identity the first time)."""
-    if block in evicted:
-        evicted.discard(block)
-        return [(EventKind.KV_EVICT, slot, request, block), (EventKind.KV_ALLOC, slot, request, block)]
-    return [(EventKind.KV_ALLOC, slot, request, block)]
+def _cut(column: array, cut: list[int]) -> array:
+    """`column` without its entries at the indices `cut` (ascending)."""
+    kept, start = array(column.typecode), 0
+    for end in cut:
+        kept += column[start:end]
+        start = end + 1
+    return kept + column[start:]

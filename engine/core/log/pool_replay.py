@@ -15,6 +15,7 @@ from collections import OrderedDict
 
 from .events import EventKind
 
+KIND = {kind.value: kind for kind in EventKind}  # (SPEED: a look-up, where EventKind(value) is a call)
 POOL_KINDS = frozenset(
     (EventKind.KV_ALLOC, EventKind.KV_FREE, EventKind.PREFIX_HIT, EventKind.KV_EVICT, EventKind.PREFILL, EventKind.EMIT)
 )
@@ -64,8 +65,13 @@ class PoolReplay:
         if request not in self.tokens:
             self.tokens[request] = list(log.requests[request].prompt)
         if kind == EventKind.EMIT:  # the row's tokens in the cache after it: all but the one just sampled
-            return self.check(EventKind.EMIT, request, log.value[i], len(self.tokens[request]))
-        return self.check(EventKind(kind), request, log.value[i], log.detail[i])
+            tokens = self.tokens[request]
+            full = len(tokens) // self.block_size
+            if full > len(self.known.get(request, ())):  # (SPEED: most emits fill no block: `check`, written out)
+                self._register(request, min(full, len(self.tables.setdefault(request, []))))
+            tokens.append(log.value[i])
+            return None
+        return self.check(KIND[kind], request, log.value[i], log.detail[i])
 
     def check(self, kind: EventKind, request: int, value: int, filled: int = 0) -> str | None:
         """Apply one event of a request whose tokens `self.tokens` holds; the reason it could not have
