@@ -76,6 +76,19 @@ def test_the_picker_from_a_later_step_opens_a_lesson_with_all_its_predictions(pa
     screenshot(page, "navigation-picker-later-step")
 
 
+def test_a_lesson_picked_from_far_down_the_page_opens_at_its_top(page, url):
+    """The page used to keep the last lesson's scroll: the new title and its prediction were above view."""
+    open_app(page, url, "?lesson=7.6")
+    main = "document.querySelector(\"[data-testid='stMain']\")"
+    page.evaluate(f"() => {main}.scrollTo(0, 1500)")
+    assert page.evaluate(f"() => {main}.scrollTop") > 300
+    choose_lesson(page, "7.7 Multi-turn chat: the next turn finds the last one in the cache, unless it was evicted")
+    assert page.evaluate(f"() => {main}.scrollTop") == 0
+    title = page.get_by_role("heading", name="7.7 Multi-turn chat").bounding_box()
+    assert title is not None and 0 <= title["y"] < 400
+    screenshot(page, "navigation-picker-from-far-down")
+
+
 def test_back_returns_to_the_previous_lesson_and_steps_and_tabs_add_no_history(page, url):
     open_app(page, url, "?lesson=1.2&predict=false")
     start = page.evaluate("history.length")

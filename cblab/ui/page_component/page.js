@@ -3,7 +3,9 @@
 //
 // History: Streamlit adds a history entry whenever the app changes the URL, so a step, a tab
 // or a speed would each take one, and Back would walk through them instead of the lessons.
-// Here every change but a lesson's replaces the current entry; a change of lesson adds one.
+// Here every change but a lesson's replaces the current entry; a change of lesson adds one,
+// and brings the page to its top: a lesson picked in the sidebar from far down the page would
+// otherwise open where the last one was scrolled to, its title and first prediction above view.
 //
 // Predictions: Python sends the session's checked predictions (data.scores); they are kept
 // in localStorage, never on the server. A new session (a reload, a visit the next day) gets
@@ -24,8 +26,10 @@ function addHistoryOnlyForLessons() {
   const push = window.history.pushState.bind(window.history);
   const pushState = (state, title, url) => {
     const from = lessonOf(window.location.href), to = url == null ? from : lessonOf(url);
-    if (from !== null && to !== null && from !== to) return push(state, title, url);
-    return window.history.replaceState(state, title, url);
+    if (from === null || to === null || from === to) return window.history.replaceState(state, title, url);
+    push(state, title, url);
+    document.querySelector("[data-testid='stMain']")?.scrollTo(0, 0);  // (Streamlit's main area scrolls)
+    window.scrollTo(0, 0);
   };
   pushState.keepsLessons = true;
   window.history.pushState = pushState;
