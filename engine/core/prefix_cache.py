@@ -158,8 +158,7 @@ class PrefixCache(BlockManager):
         """Drop `seq`'s reference to each of its blocks; those no one holds go to the queue's tail,
         the table's last block first. Returns how many entries its table had."""
         blocks, known, queue, sharers = seq.blocks, seq.block_identities, self.queue, self.sharers
-        full = (seq.computed if seq.prefilling else len(seq.tokens) - 1) // self.block_size  # (full_blocks)
-        if full > len(known):  # full blocks whose identity is not worked out: on record
+        if (full := full_blocks(seq, self.block_size)) > len(known):  # some not worked out: on record
             ended, identity = (seq.tokens, blocks, known, full), self.identity
             for block in blocks[len(known) : full]:  # (none is shared: hits are known)
                 identity[block] = ended

@@ -190,10 +190,9 @@ class EventLog:
         def twice(column: array) -> array:
             both = column * 2
             both[::2] = both[1::2] = column
-            return _cut(both, cut) if cut else both
+            return _cut(both, cut)
 
-        kinds = array("b", (EventKind.KV_EVICT, EventKind.KV_ALLOC)) * len(blocks)
-        kinds = _cut(kinds, cut) if cut else kinds
+        kinds = _cut(array("b", (EventKind.KV_EVICT, EventKind.KV_ALLOC)) * len(blocks), cut)
         self.step.extend(array("i", (step,)) * len(kinds))
         self.kind.extend(kinds)
         self.slot.extend(twice(array("i", slots)))
@@ -331,7 +330,9 @@ class EventLog:
 
 
 def _cut(column: array, cut: list[int]) -> array:
-    """`column` without its entries at the indices `cut` (ascending)."""
+    """`column` without its entries at the indices `cut` (ascending); `column` itself if there are none."""
+    if not cut:
+        return column
     kept, start = array(column.typecode), 0
     for end in cut:
         kept += column[start:end]
