@@ -71,8 +71,8 @@ class HashModel:
 class FlakyModel:
     """Wraps a model; call number `n` (0-based, counting attempts) fails as `faults[n]` says.
 
-    Fault kinds: "raise", "short" (one token missing), "long", and "float", "bool", "none"
-    (every row answers that value).
+    Fault kinds: "raise", "short" (one token missing), "long", "float", "bool", "none" and "huge"
+    (2**63: every row answers that value), and "last bool" (the last row answers True).
     """
 
     def __init__(self, inner, faults: dict[int, str]):
@@ -87,9 +87,11 @@ class FlakyModel:
             return answer[:-1]
         if fault == "long":
             return [*answer, 1]
-        if fault in ("float", "bool", "none"):
-            bad = {"float": 1.5, "bool": True, "none": None}[fault]
+        if fault in ("float", "bool", "none", "huge"):
+            bad = {"float": 1.5, "bool": True, "none": None, "huge": 2**63}[fault]
             return [bad] * len(answer)
+        if fault == "last bool":
+            return [*answer[:-1], True]
         return answer
 
     def generate_next_tokens(self, batch_prefixes):

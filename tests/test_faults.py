@@ -20,6 +20,8 @@ SPECS = [Spec([i, i + 1], 2 + i % 5, [[3, 4]] if i % 3 == 0 else None) for i in 
         ("float", "step 2: slot 0 (request r0): expected an int token, got float 1.5"),
         ("bool", "step 2: slot 0 (request r0): expected an int token, got bool True"),
         ("none", "step 2: slot 0 (request r0): expected an int token, got NoneType None"),
+        ("huge", "step 2: slot 0 (request r0): token 9223372036854775808 does not fit in 64 bits"),
+        ("last bool", "step 2: slot 2 (request r2): expected an int token, got bool True"),
     ],
 )
 def test_model_fault_names_the_step_and_changes_no_row(fault, message):

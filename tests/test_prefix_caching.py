@@ -191,6 +191,20 @@ def test_blocks_a_decoding_row_filled_are_evicted_without_their_identity_worked_
     assert engine._blocks._identities == {}
 
 
+def test_an_ended_row_s_record_goes_when_the_last_of_its_free_full_blocks_is_taken():
+    """(The run above.) a ends at step 3 leaving one record of its table, [0, 1], whose full blocks joined the
+    queue's tail; b takes block 1 at step 6 and block 0, the last of them, at step 10, when the record goes
+    (with a's tokens), and b's own takes its place."""
+    engine = BatchInferenceEngine(echo, 1, None, kv_blocks=4, block_size=2, prefix_caching=True)
+    engine.submit_request([1], 4, request_id="a")
+    engine.submit_request([7], 7, request_id="b")
+    tables = []
+    while engine.has_work():
+        engine.step()
+        tables.append([record[1] for record in engine._blocks.ended])
+    assert tables == [[], [], [], *[[[0, 1]]] * 7, [[2, 3, 1, 0]]]
+
+
 def admissions(**options) -> list[tuple[int, str]]:
     """Four 3-token prompts (2 blocks of 2 each) into 4 slots and 8 blocks."""
     engine = BatchInferenceEngine(echo, 4, None, kv_blocks=8, block_size=2, **options)

@@ -126,3 +126,27 @@ def test_generate_returns_generated_tokens_only_and_nothing_for_zero_budget():
     model = ScriptModel({(1,): [5, 0], (2,): [6, 6, 6]}, filler=7)
     out = generate(model, [Request("x", [1], 5), Request("y", [2], 2), Request("z", [2], 0)], 1, 0)
     assert out == {"x": [5, 0], "y": [6, 6], "z": []}
+
+
+def test_rows_ending_in_one_step_for_different_reasons_end_in_slot_order():
+    """r1 (slot 1) gets the stop token at step 2 as r2 (slot 0, admitted at step 1) reaches max_tokens: the
+    stop token is checked on every token, max_tokens on the rows filed under the step (scheduler.py's
+    `ends_at`), and the two lists end up in slot order. r3 gets the stop token as its last token: it ends
+    on the stop token, which the contract checks first."""
+
+    def model(batch):
+        return [0 if (p[0] == 5 and len(p) == 4) or p[0] == 6 else 1 for p in batch]
+
+    engine = BatchInferenceEngine(model, 3, 0)
+    engine.submit_request([1], 1, request_id="r0")
+    engine.submit_request([5, 5], 9, request_id="r1")
+    engine.submit_request([3], 2, request_id="r2", arrival_step=1)
+    engine.submit_request([6], 1, request_id="r3")
+    engine.run()
+    ends = [(e.step, e.slot, e.request_id, e.reason) for e in engine.event_log if e.kind == "evict"]
+    assert ends == [
+        (0, 0, "r0", "max_tokens"),
+        (0, 2, "r3", "stop_token"),
+        (2, 0, "r2", "max_tokens"),
+        (2, 1, "r1", "stop_token"),
+    ]

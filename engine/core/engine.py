@@ -27,7 +27,6 @@ delivered by the next `step()` or `run()`.
 
 from __future__ import annotations
 
-from array import array
 from collections import deque
 
 from .block_manager import BlockManager
@@ -37,7 +36,7 @@ from .log.event_log import EventLog
 from .log.events import ABSENT
 from .memory_policy import CORRECT, MemoryPolicy
 from .memory_scheduler import MemoryScheduler
-from .model_call import call_model
+from .model_call import Answer, call_model
 from .models import model_caller
 from .outbox import Outbox
 from .prefix_cache import PrefixCache
@@ -46,7 +45,7 @@ from .scheduler import Finished, Plan, Scheduler
 from .stops import stop_matcher
 from .validation import MAX_STEP
 
-NO_TOKENS = array("q")  # the answer of a step whose rows all prefill (never changed)
+NO_TOKENS: Answer = ([], b"")  # the answer of a step whose rows all prefill (never changed)
 
 
 class BatchInferenceEngine:
@@ -263,8 +262,8 @@ class BatchInferenceEngine:
         self._take_arrivals_and_cancellations()
         plan = self._schedule()
         if plan.batch is not None:  # some row holds a slot
-            tokens = self._run(plan)
-            self._postprocess(plan, tokens)
+            answer = self._run(plan)
+            self._postprocess(plan, answer)
         self.clock += 1
         self._outbox.deliver()  # the step's callbacks, now that its state is complete
 
@@ -305,25 +304,26 @@ class BatchInferenceEngine:
         self.event_log.scheduled(plan)
         return plan
 
-    def _run(self, plan: Plan) -> array:
+    def _run(self, plan: Plan) -> Answer:
         """Run: one model call on the plan's batch; a fault changes no row and raises ModelError. A step whose
         rows all prefill logs its call with 0 rows, and the model is not called."""
-        rows, tokens = plan.batch.rows, NO_TOKENS
+        rows, answer = plan.batch.rows, NO_TOKENS
         if rows:
             try:
                 config = self.config
-                tokens = call_model(self._call, plan.step, rows, plan.batch.prefixes, config.batch_size, config.padded)
+                answer = call_model(self._call, plan.step, rows, plan.batch.prefixes, config.batch_size, config.padded)
             except Exception as exc:
                 self.event_log.error(plan.step, ABSENT, ABSENT, str(exc))
                 raise
         self.event_log.model_called(plan)
-        return tokens
+        return answer
 
-    def _postprocess(self, plan: Plan, tokens: array) -> None:
+    def _postprocess(self, plan: Plan, answer: Answer) -> None:
         """Postprocess: each row's token is appended and checked, finished rows are evicted; their callbacks
         (and each row's on_token) are queued for delivery."""
+        tokens = answer[0]
         ended = self._scheduler.postprocess(plan, tokens)
-        self.event_log.postprocessed(plan, tokens, ended)
+        self.event_log.postprocessed(plan, answer, ended)
         if self._streams:
             for seq, token in zip(plan.batch.rows, tokens):
                 if seq.on_token is not None:

@@ -8,6 +8,10 @@ a Python loop: benchmarks/run.py's headline with the cache, callgrind, 100 x 128
 the middle leaves its entry behind, counted in `stale`, and the head skips it. A block's
 stale entries always come before its live one (it can only be freed again, and appended,
 after it was taken out), so the first entries of a block the head meets are its stale ones.
+
+An entry's *position* counts entries from the queue's start and never changes (entries before
+the head are dropped now and then, and `base` counts them): the prefix cache keeps where an
+ended row's blocks joined, not each block.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ class FreeQueue:
     def __init__(self, num_blocks: int):
         self.order = list(range(num_blocks))  # from `head` on: free blocks head first, and stale entries
         self.head = 0
+        self.base = 0  # the position of order[0]
         self.members = set(range(num_blocks))  # the free blocks
         self.stale: dict[int, int] = {}  # block -> its entries in `order` left by a removal from the middle
 
@@ -36,6 +41,16 @@ class FreeQueue:
                 skip[block] -= 1
             else:
                 yield block
+
+    @property
+    def head_position(self) -> int:
+        """The position of the next entry the head takes or skips."""
+        return self.base + self.head
+
+    @property
+    def tail_position(self) -> int:
+        """The position the next block appended will have."""
+        return self.base + len(self.order)
 
     def extend(self, blocks: list[int]) -> None:
         """Append `blocks` (none of them free) to the tail, in order."""
@@ -61,6 +76,7 @@ class FreeQueue:
                     stale[block] -= 1
         if head > 4096 and 2 * head > len(order):  # the entries before the head go, now and then
             del order[:head]
+            self.base += head
             head = 0
         self.head = head
         self.members.difference_update(taken)

@@ -22,11 +22,14 @@ NOTE (speed): working out an identity costs about a microsecond (a tuple of `blo
 tokens and a dictionary look-up), and only a match reads identities. So nothing is done when
 a block fills (a row's first `written // block_size` blocks are full: `full_blocks`); the
 identities are worked out at the next match that could hit (`resolve`): the running rows',
-and those of rows that ended since, each leaving a record of its table (`Ended`). A block
-taken before its identity was needed is evicted without it. As a hit takes the lowest-numbered
-block of an identity, when identities are worked out changes nothing (tests/test_prefix_caching.py
-compares the logs with a cache's that works them out after every step). The headline of
-benchmarks/run.py, whose prompts fill no block, never works one out. (A row's tokens only grow.)
+and those of rows that ended since. An ended row leaves one record (`Ended`): its table, and
+where in the queue its full blocks joined, which is all it takes to know which of them are
+still free (those the head has not reached), so neither its end nor a block's reuse loops
+over blocks; the record goes when the head passes its last full block. As a hit takes the
+lowest-numbered block of an identity, when identities are worked out changes nothing
+(tests/test_prefix_caching.py compares the logs with a cache's that works them out after
+every step). The headline of benchmarks/run.py, whose prompts fill no block, never works one
+out. (A row's tokens only grow.)
 
 Reference counts are kept only for blocks that more than one row holds (`sharers`): a block
 is free exactly when it is in the queue, so a row that shares nothing gives its blocks back
@@ -38,13 +41,15 @@ References: vLLM's automatic prefix caching (docs: "design/prefix_caching"; v1
 
 from __future__ import annotations
 
+from collections import deque
+
 from .block_manager import BlockManager
 from .free_queue import FreeQueue
 from .request import Sequence
 
-Ended = tuple  # (tokens, blocks, known, full): a row that ended with full blocks whose identity is not worked out:
-# its tokens, its table, the identities of its first blocks worked out so far, and how many blocks were full.
-# A plain tuple: one is built a row, and a NamedTuple's is 7x slower.
+Ended = tuple  # (tokens, blocks, known, first, stop): a row that ended with full blocks whose identity is not worked
+# out: its tokens, its table, the identities of its first blocks worked out so far, and the queue positions
+# [first, stop) where those full blocks joined, its last one first. A plain tuple: a NamedTuple's is 7x slower.
 
 
 def full_blocks(seq: Sequence, block_size: int) -> int:
@@ -58,12 +63,10 @@ class PrefixCache(BlockManager):
         super().__init__(num_blocks, block_size, held_back)
         self.queue = FreeQueue(num_blocks)  # free blocks, head first
         self.sharers: dict[int, int] = {}  # block -> rows holding it besides the first (only blocks shared)
-        # a cached block's identity, or (a free block's, not worked out yet) the record of the row that ended with it
-        self.identity: list[int | Ended | None] = [None] * num_blocks
+        self.identity: list[int | None] = [None] * num_blocks  # a cached block's identity, once worked out
         self.cached: dict[int, list[int]] = {}  # identity -> the blocks cached under it (worked out)
         self._identities: dict[tuple[int | None, tuple[int, ...]], int] = {}  # (parent, tokens) -> identity
-        self.ended: list[Ended] = []  # rows that ended since identities were last worked out
-        self.ended_limit = 64  # records kept before those whose blocks were all taken are dropped
+        self.ended: deque[Ended] = deque()  # rows that ended since identities were last worked out, oldest first
         self.resolved_at = -1  # the step whose running rows' identities were last worked out
         self.evicted: set[int] = set()  # blocks whose identity was dropped since the scheduler last took them
 
@@ -112,59 +115,68 @@ class PrefixCache(BlockManager):
 
     # -- identities --------------------------------------------------------------
     def resolve(self, running: list[Sequence | None]) -> None:
-        """Work out the identity of every full block still cached: those of the rows that ended since the
-        last time (blocks taken from the head meanwhile are skipped) and of the `running` rows."""
-        for ended in self.ended:
-            self._work_out(*ended, ended)
-        self.ended = []
+        """Work out the identity of every full block still cached: the free ones of the rows that ended since
+        the last time (those the head has not reached) and those of the `running` rows."""
+        head = self.queue.head_position
+        for tokens, blocks, known, first, stop in self.ended:  # (the block at `stop - 1` is the table's known'th)
+            self._work_out(tokens, blocks, known, len(known) + stop - max(first, head))
+        self.ended.clear()
         size = self.block_size
         for seq in running:
             if seq is not None and (full := full_blocks(seq, size)) > len(seq.block_identities):
-                self._work_out(seq.tokens, seq.blocks, seq.block_identities, full, None)
+                self._work_out(seq.tokens, seq.blocks, seq.block_identities, full)
 
-    def _work_out(self, tokens: list[int], blocks: list[int], known: list[int], full: int, ended: Ended | None):
-        """Identities of the table's full blocks after the `known` ones, each block filed under its own; an
-        ended row's only while the block is still its (up to the last that is: they chain)."""
+    def _work_out(self, tokens: list[int], blocks: list[int], known: list[int], full: int) -> None:
+        """Identities of the table's first `full` blocks after the `known` ones, each block filed under its own."""
         size, identities, identity, cached = self.block_size, self._identities, self.identity, self.cached
-        if ended is not None:
-            while full > len(known) and identity[blocks[full - 1]] is not ended:
-                full -= 1
         parent = known[-1] if known else None
         for index in range(len(known), full):
             parent = identities.setdefault((parent, tuple(tokens[index * size : (index + 1) * size])), len(identities))
             known.append(parent)
-            block = blocks[index]
-            if ended is None or identity[block] is ended:
-                identity[block] = parent
-                cached.setdefault(parent, []).append(block)
+            identity[blocks[index]] = parent
+            cached.setdefault(parent, []).append(blocks[index])
 
     # -- taking and giving back --------------------------------------------------
     def _take(self, blocks: int) -> list[int]:
         """`blocks` blocks from the head of the queue; a cached one loses its identity (evicted)."""
-        new, identity = self.queue.take(blocks), self.identity
-        for block in new:
-            if (old := identity[block]) is not None:
-                identity[block] = None
-                if type(old) is int:
-                    holders = self.cached[old]
-                    if len(holders) == 1:
-                        del self.cached[old]
+        queue = self.queue
+        new = queue.take(blocks)
+        if self.cached:  # (blocks whose identity was worked out)
+            identity, cached = self.identity, self.cached
+            for block in new:
+                if (old := identity[block]) is not None:
+                    identity[block] = None
+                    if len(holders := cached[old]) == 1:
+                        del cached[old]
                     else:
                         holders.remove(block)
-                self.evicted.add(block)
+                    self.evicted.add(block)
+        if self.ended:
+            self._evict_ended(new, queue.head_position)
         return new
+
+    def _evict_ended(self, new: list[int], end: int) -> None:
+        """The full blocks of ended rows among `new`, the blocks just taken up to the position `end`, are evicted;
+        records none of whose full blocks is left go. (The ended rows' blocks are the last of `new`: the head
+        skips stale entries, which only a hit leaves, and a match works all records out first.)"""
+        ended, offset = self.ended, len(new) - end  # (the block at position p is new[p + offset])
+        while ended:
+            record = ended[0]
+            if record[3] >= end:
+                break
+            self.evicted.update(new[max(record[3] + offset, 0) : min(record[4], end) + offset])
+            if record[4] > end:
+                break
+            ended.popleft()
 
     def free(self, seq: Sequence) -> int:
         """Drop `seq`'s reference to each of its blocks; those no one holds go to the queue's tail,
         the table's last block first. Returns how many entries its table had."""
         blocks, known, queue, sharers = seq.blocks, seq.block_identities, self.queue, self.sharers
         if (full := full_blocks(seq, self.block_size)) > len(known):  # some not worked out: on record
-            ended, identity = (seq.tokens, blocks, known, full), self.identity
-            for block in blocks[len(known) : full]:  # (none is shared: hits are known)
-                identity[block] = ended
-            self.ended.append(ended)
-            if len(self.ended) > self.ended_limit:
-                self._forget_ended()
+            # (they join first, the table's last first: the blocks others hold are among the known ones)
+            stop = queue.tail_position + len(blocks) - len(known)
+            self.ended.append((seq.tokens, blocks, known, stop - full + len(known), stop))
         if not sharers or sharers.keys().isdisjoint(blocks):  # (it shares nothing: all go back)
             queue.extend(blocks[::-1])
         else:
@@ -179,14 +191,6 @@ class PrefixCache(BlockManager):
             queue.extend(unheld)
         seq.blocks, seq.block_identities = [], []
         return len(blocks)
-
-    def _forget_ended(self) -> None:
-        """Records none of whose blocks is still cached go, and with them their rows' tokens: soon, since memory
-        not given back slows the whole engine (benchmarks/run.py's headline keeping every ended row's tokens
-        measured about 0.08x the floor more). Next time, when the records left have doubled: O(1) each."""
-        identity = self.identity
-        self.ended = [e for e in self.ended if any(identity[b] is e for b in e[1][len(e[2]) : e[3]])]
-        self.ended_limit = 2 * len(self.ended) + 64
 
     def take_evicted(self) -> set[int]:
         evicted, self.evicted = self.evicted, set()

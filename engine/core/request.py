@@ -91,15 +91,28 @@ class Sequence:
         return len(self.tokens) - self.prompt_len
 
 
-def append_and_check(rows: list[Sequence], tokens: list[int], stop_token: int | None) -> list[tuple]:
+def append_and_check(rows: list[Sequence], tokens: list[int], stop_token: int | None, due=None) -> list[tuple]:
     """Append each row's new token, then check the row in the contract's order: the stop
     token, then a stop sequence, then `max_tokens`.
 
     Returns (row, finish reason, what matched) for the rows that end now, in row order;
     what matched is -1 for the stop token, a stop sequence's index, or None. (One call per
     step, not one per token: a call costs as much as a token's whole check.)
+
+    SPEED: when no row has stop sequences the caller passes `due`, the rows that can reach
+    max_tokens this step (the scheduler files each decoding row under the step at which it
+    can: `Scheduler.ends_at`); then each token is checked against the stop token only, and the
+    due rows against max_tokens after it: a third of the loop's work a token.
     """
     finished = []
+    if due is not None:
+        for seq, token in zip(rows, tokens):
+            seq.tokens.append(token)
+            if token == stop_token:
+                finished.append((seq, FinishReason.STOP_TOKEN, -1))
+        if due:
+            _add_max_tokens(finished, due, rows)
+        return finished
     for seq, token in zip(rows, tokens):
         row_tokens = seq.tokens  # (one attribute read a token fewer: this loop is the engine's hottest)
         row_tokens.append(token)
@@ -115,6 +128,18 @@ def append_and_check(rows: list[Sequence], tokens: list[int], stop_token: int | 
             if len(row_tokens) >= seq.end:
                 finished.append((seq, FinishReason.MAX_TOKENS, None))
     return finished
+
+
+def _add_max_tokens(finished: list[tuple], due: list[Sequence], rows: list[Sequence]) -> None:
+    """The `due` rows that have reached max_tokens join `finished` (unless the stop token ended them), in row
+    order. (A row may be filed twice: once before a preemption, once after.)"""
+    ended = {seq for seq, _, _ in finished}
+    for seq in due:
+        if seq not in ended and seq.status is Status.RUNNING and len(seq.tokens) >= seq.end:
+            finished.append((seq, FinishReason.MAX_TOKENS, None))
+            ended.add(seq)
+    if len(finished) > 1:
+        finished.sort(key=lambda row: rows.index(row[0]))
 
 
 def new_sequence(

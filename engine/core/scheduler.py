@@ -50,10 +50,12 @@ class Batch(NamedTuple):
     rows: list[Sequence]
     prefixes: list[list[int]]  # each row's token list: the ragged batch, as the model gets it
     mask: int  # bit i set: slot i sends a row
+    watched: bool  # some row has stop sequences: every token is checked beyond the stop token
 
     @classmethod
     def of(cls, rows: list[Sequence]) -> Batch:
-        return cls(rows, [seq.tokens for seq in rows], sum(1 << seq.slot for seq in rows))
+        watched = any(seq.stops is not None for seq in rows)
+        return cls(rows, [seq.tokens for seq in rows], sum(1 << seq.slot for seq in rows), watched)
 
 
 class Plan:
@@ -105,6 +107,11 @@ class Scheduler:
         self.version = 0
         self._batch: Batch | None = None
         self._batch_version = -1
+        # SPEED: a decoding row gets one token a step, so the step at which it can reach max_tokens is known when
+        # it starts decoding: rows are filed under it (`start_decoding`), and a step checks them against max_tokens,
+        # every token only against the stop token (`append_and_check`; benchmarks/run.py's headline: 0.3x the floor
+        # less). Rows that end sooner stay filed until their step comes, or the engine goes.
+        self.ends_at: dict[int, list[Sequence]] = {}
 
     # -- the queue ---------------------------------------------------------------
     def add(self, seq: Sequence) -> None:
@@ -148,6 +155,7 @@ class Scheduler:
         if self.free and self.num_waiting and self.admits(step, may_admit):
             while self.free and (seq := self.head()) is not None:
                 self.take_slot(seq)
+                self.start_decoding(seq, step)  # (its prompt is computed and sent this step)
                 plan.actions.append(Action(EventKind.ADMIT, seq, seq.slot))
         plan.batch = self.batch() if self.num_running else None
         return plan
@@ -186,9 +194,16 @@ class Scheduler:
         return self._batch
 
     # -- postprocess -------------------------------------------------------------
+    def start_decoding(self, seq: Sequence, step: int) -> None:
+        """`seq` gets its first token of this admission at `step`, then one every step until it ends or is
+        preempted (and filed again when it decodes again): it is filed under the step at which it reaches
+        max_tokens."""
+        self.ends_at.setdefault(max(step, step + seq.end - len(seq.tokens) - 1), []).append(seq)
+
     def postprocess(self, plan: Plan, tokens) -> list[Finished]:
         """After the model call: append each row's token, check termination, evict the rows that end."""
-        ended = append_and_check(plan.batch.rows, tokens.tolist(), self.stop_token)
+        batch, due = plan.batch, self.ends_at.pop(plan.step, [])
+        ended = append_and_check(batch.rows, tokens, self.stop_token, None if batch.watched else due)
         return [self.finish(seq, reason, matched) for seq, reason, matched in ended] if ended else ended
 
     def finish(self, seq: Sequence, reason: FinishReason, matched: int | None = None) -> Finished:

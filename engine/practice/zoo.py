@@ -14,12 +14,12 @@ the plain-words explanation of each: what goes wrong, why, and how to avoid it.
 from __future__ import annotations
 
 import heapq
-from array import array
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 from ..core.engine import BatchInferenceEngine
 from ..core.memory_policy import CORRECT
+from ..core.model_call import Answer
 from ..core.request import FinishReason, Sequence
 from ..core.scheduler import Batch, Plan
 from .memory_demos import CANCELLATION, PREEMPTION, DemoCase
@@ -30,7 +30,7 @@ DECISIONS = ("_schedule", "_run", "_matcher", "_limit", "_delivered", "_may_admi
 class CrossedResults(BatchInferenceEngine):
     """Maps the model's answers back in submission order instead of the order the rows were sent."""
 
-    def _run(self, plan: Plan) -> array:
+    def _run(self, plan: Plan) -> Answer:
         answers = super()._run(plan)  # one per row sent, in slot order
         plan.batch = Batch.of(sorted(plan.batch.rows, key=lambda seq: seq.order))  # the i-th answer: i-th submitted
         return answers

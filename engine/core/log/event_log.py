@@ -12,6 +12,7 @@ one event at a time (`append`, `arrive`, `emit`, `model_call`, `error`).
 
 from __future__ import annotations
 
+import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
@@ -22,8 +23,15 @@ from .events import ABSENT, Event, EventKind, RequestInfo, mask_tuple
 from .jsonl import dump_jsonl, load_jsonl
 
 if TYPE_CHECKING:  # (the plan's records are read here, never built)
+    from ..model_call import Answer
     from ..request import Sequence
     from ..scheduler import Finished, Plan
+
+# SPEED: a column grows from bytes or a list, not from a new array (an array costs about 300 ns to make, as
+# much as writing a few events): `n` events' steps are `STEP(step) * n`, their kinds `KIND[kind] * n`.
+STEP = struct.Struct("i").pack  # (the "i" column's native int)
+KIND = {kind: bytes((kind,)) for kind in EventKind}
+KIND_EMIT, KIND_EVICT_THEN_ALLOC = KIND[EventKind.EMIT], KIND[EventKind.KV_EVICT] + KIND[EventKind.KV_ALLOC]
 
 
 class EventLog:
@@ -107,7 +115,7 @@ class EventLog:
             self.attachments.append(batch.mask)
         self.append(plan.step, EventKind.MODEL_CALL, ABSENT, ABSENT, rows, len(self.attachments) - 1)
 
-    def postprocessed(self, plan: Plan, tokens: array, ended: list[Finished]) -> None:
+    def postprocessed(self, plan: Plan, answer: Answer, ended: list[Finished]) -> None:
         """Postprocess: each prefilling row's `prefill`, each row's `emit`, then each ending row's `stop_match`
         (if a stop matched), `evict` and `kv_free`."""
         step = plan.step
@@ -121,12 +129,12 @@ class EventLog:
         if batch is not self._columns_of:  # SPEED: see _emit_columns
             self._columns_of, self._columns = batch, self._emit_columns(plan)
         slots, requests, starts = self._columns  # SPEED: written here, not through _write_columns (1.4 % fewer
-        n = len(tokens)  # instructions for a paged run: callgrind, 100 x 128 tokens, 49.4M against 50.1M)
-        self.step.extend(array("i", (step,)) * n)
-        self.kind.extend(array("b", (EventKind.EMIT,)) * n)
+        n = len(answer[0])  # instructions for a paged run: callgrind, 100 x 128 tokens, 49.4M against 50.1M)
+        self.step.frombytes(STEP(step) * n)
+        self.kind.frombytes(KIND_EMIT * n)
         self.slot.extend(slots)
         self.request.extend(requests)
-        self.value.extend(tokens)
+        self.value.frombytes(answer[1])
         self.detail.extend(starts)
         if not ended:
             return
@@ -165,53 +173,46 @@ class EventLog:
         self.append(step, EventKind.ARRIVE, ABSENT, index)
         return index
 
-    def _write_columns(self, step: int, kind: EventKind, slots, requests, values, details=None) -> None:
+    def _write_columns(self, step: int, kind: EventKind, slots: list, requests: list, values: list, details=None):
         """Events of one kind and step, a column at a time (SPEED: the engine's hot path)."""
         n = len(values)
-        self.step.extend(array("i", (step,)) * n)
-        self.kind.extend(array("b", (kind,)) * n)
-        self.slot.extend(slots if type(slots) is array else array("i", slots))
-        self.request.extend(requests if type(requests) is array else array("i", requests))
-        self.value.extend(values if type(values) is array else array("q", values))
+        self.step.frombytes(STEP(step) * n)
+        self.kind.frombytes(KIND[kind] * n)
+        self.slot.fromlist(slots)
+        self.request.fromlist(requests)
+        self.value.fromlist(values)
         if details is None:
-            details = array("i", bytes(4 * n))
-        self.detail.extend(details if type(details) is array else array("i", details))
+            self.detail.frombytes(bytes(4 * n))
+        else:
+            self.detail.fromlist(details)
 
-    def _write_evictions_and_allocations(self, step: int, slots, requests, blocks, evicted: set[int]) -> None:
+    def _write_evictions_and_allocations(self, step: int, slots: list, requests: list, blocks: list, evicted: set):
         """Decoding rows' new blocks a column at a time, each `kv_alloc` after its block's `kv_evict` if taking
         it dropped a cached identity. SPEED: with prefix caching most new blocks were cached, so each column is
         written as pairs (kv_evict, kv_alloc), in C, and the kv_evict of the few blocks that were not cached
-        are cut out (converting a list to an array costs about 400 instructions an item; a tuple an event, as
-        `_write` takes them, cost the headline 0.1x the floor)."""
+        are cut out (a tuple an event, as `_write` takes them, cost the headline 0.1x the floor)."""
         # the kv_evict of a block nothing was evicted from is cut (none, most steps: every new block was cached)
         cut = [] if evicted.issuperset(blocks) else [2 * i for i, block in enumerate(blocks) if block not in evicted]
         evicted.difference_update(blocks)  # (each is evicted once)
-
-        def twice(column: array) -> array:
-            both = column * 2
-            both[::2] = both[1::2] = column
-            return _cut(both, cut)
-
-        kinds = _cut(array("b", (EventKind.KV_EVICT, EventKind.KV_ALLOC)) * len(blocks), cut)
-        self.step.extend(array("i", (step,)) * len(kinds))
-        self.kind.extend(kinds)
-        self.slot.extend(twice(array("i", slots)))
-        self.request.extend(twice(array("i", requests)))
-        self.value.extend(twice(array("q", blocks)))
-        self.detail.extend(array("i", bytes(4 * len(kinds))))
+        kinds = _cut(KIND_EVICT_THEN_ALLOC * len(blocks), cut)
+        self.step.frombytes(STEP(step) * len(kinds))
+        self.kind.frombytes(kinds)
+        self.slot.fromlist(_cut(_twice(slots), cut))
+        self.request.fromlist(_cut(_twice(requests), cut))
+        self.value.fromlist(_cut(_twice(blocks), cut))
+        self.detail.frombytes(bytes(4 * len(kinds)))
 
     def _write(self, step: int, events: list[tuple[int, int, int, int]]) -> None:
         """Several events of one step, each (kind, slot, request, value), written a column at a time."""
         if not events:
             return
-        kinds, slots, requests, values = zip(*events)
-        n = len(events)
-        self.step.extend(array("i", (step,)) * n)
-        self.kind.extend(array("b", kinds))
-        self.slot.extend(array("i", slots))
-        self.request.extend(array("i", requests))
-        self.value.extend(array("q", values))
-        self.detail.extend(array("i", bytes(4 * n)))
+        kinds, slots, requests, values = map(list, zip(*events))
+        self.step.frombytes(STEP(step) * len(kinds))
+        self.kind.fromlist(kinds)
+        self.slot.fromlist(slots)
+        self.request.fromlist(requests)
+        self.value.fromlist(values)
+        self.detail.frombytes(bytes(4 * len(kinds)))
 
     def emit(self, step: int, slot: int, request: int, token: int, position: int) -> None:
         """One `emit` given its position (for writers off the hot path)."""
@@ -329,11 +330,18 @@ class EventLog:
         return load_jsonl(text, cls)
 
 
-def _cut(column: array, cut: list[int]) -> array:
+def _twice(column: list) -> list:
+    """Each entry twice in a row."""
+    both = column * 2
+    both[::2] = both[1::2] = column
+    return both
+
+
+def _cut(column: list | bytes, cut: list[int]) -> list | bytes:
     """`column` without its entries at the indices `cut` (ascending); `column` itself if there are none."""
     if not cut:
         return column
-    kept, start = array(column.typecode), 0
+    kept, start = column[:0], 0
     for end in cut:
         kept += column[start:end]
         start = end + 1
