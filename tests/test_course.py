@@ -347,3 +347,15 @@ def test_next_lesson_asks_every_prediction_even_when_the_url_held_a_step():
     app.button(key="next_lesson").click().run()
     assert app.selectbox(key="scenario").value == "static-vs-continuous"
     assert asked_now(app) == [f"**Predict** (before step 0): {resolve_scenario('static-vs-continuous').quizzes[1].ask}"]
+
+
+def test_a_long_prompt_shows_its_first_tokens_and_its_length_in_the_request_table():
+    """Chunked prefill's L (4,000 tokens) filled a screen; the multi-turn chat's prompts (up to 20 tokens,
+    each turn the last one's prompt and answer and a new question) are read whole."""
+    from cblab.ui.lesson_view import requests_table
+
+    chunked = {row["request"]: row["prompt"] for row in requests_table(resolve_scenario("chunked-prefill"))}
+    assert chunked["L"] == "[865, 395, 777, 912, 431, 42, 266, 989, …] (4,000 tokens)"
+    assert chunked["A"] == "[1]"
+    chat = requests_table(resolve_scenario("multi-turn-chat"))
+    assert max(len(row["prompt"].strip("[]").split(", ")) for row in chat) == 20

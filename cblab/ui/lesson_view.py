@@ -86,7 +86,7 @@ def requests_table(scenario: Scenario) -> list[dict[str, object]] | None:
     rows = [
         {
             "request": r.request_id or f"r{i}",
-            "prompt": str(r.prompt),
+            "prompt": prompt_text(r.prompt),
             "max_tokens": r.max_tokens,
             "stop sequences": "; ".join(str(s) for s in r.stop_sequences or []) or "–",
             "arrives at step": r.arrival_step or 0,
@@ -97,6 +97,15 @@ def requests_table(scenario: Scenario) -> list[dict[str, object]] | None:
     ]
     shown = [c for c in rows[0] if c not in PLAIN or any(row[c] != PLAIN[c] for row in rows)]
     return [{c: row[c] for c in shown} for row in rows]
+
+
+SHOWN_WHOLE = 32  # a longer prompt shows its first tokens and its length (a 4,000-token prompt filled a screen)
+
+
+def prompt_text(prompt: list[int]) -> str:
+    if len(prompt) <= SHOWN_WHOLE:
+        return str(list(prompt))
+    return f"[{', '.join(map(str, prompt[:8]))}, …] ({len(prompt):,} tokens)"
 
 
 def markdown_table(rows: list[dict[str, object]]) -> str:
