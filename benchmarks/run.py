@@ -10,6 +10,7 @@
 5. the same with a paged KV pool and a token budget (per token, and flatness in length);
 5a. the same with prefix caching: on the headline's workload (no prompt shares a block), and
    on one whose prompts all start with the same 64-token system prompt, with and without it;
+   and the three ratios on requests of 64 to 192 tokens, which end and join every step;
 5b. scale: the Anyscale cap-1536 workload through the four `compare` configurations with
    unlimited memory (with the DataFrames), wall time and peak memory; bytes per stored
    event; and through all of them (those on the KV pool as well: ten since the watermark and
@@ -23,7 +24,8 @@
 The ns/token of 1, 2 and 5 are measured in turn, each after a floor run of its own (floor,
 engine, floor, paged, ...; 31 rounds, 15 with --quick): the ns/token are the best of each,
 and a ratio to the floor is the median over the rounds of a run's time over its floor's, so
-that both sides of a ratio see the same seconds of a shared machine whose speed drifts.
+that both sides of a ratio see the same seconds of a shared machine whose speed drifts. The
+flatness figures are paired medians as well (`paired_ratio`, 2 × repeats + 1 rounds).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import random
 import statistics
 import sys
 import time
@@ -102,12 +105,24 @@ def headline(count: int, repeats: int) -> tuple[dict[str, float], dict[str, floa
     `repeats` rounds, of its time over that of a floor run just before it. (The machine's speed drifts within
     seconds: a run and the floor run beside it see the same speed, while a ratio of two bests pairs two
     different moments and swung by 0.5x between runs of this script on 3 December.)"""
-    requests = workload(count, 128)
+    return against_the_floor(workload(count, 128), 128, repeats)
+
+
+def varied_lengths(count: int, repeats: int) -> dict[str, float]:
+    """The headline's ratios on `count` requests of 64 to 192 tokens: rows end and join every step, where the
+    headline's all end together (a batch view, emit columns and block columns made every step)."""
+    lengths = random.Random(1).choices(range(64, 193), k=count)
+    return against_the_floor([([i % 997 + 1, 2, 3], n) for i, n in enumerate(lengths)], 192, repeats)[1]
+
+
+def against_the_floor(requests, longest: int, repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """ns/token (best of `repeats`) and paired ratios to the floor (`headline`) on `requests`, with a pool that
+    holds a full batch of `longest`-token rows."""
     floor = lambda: floor_loop(requests, BATCH, 0)  # noqa: E731
     runs = {
         "engine": engine_run(BatchInferenceEngine, requests),
-        "paged": engine_run(BatchInferenceEngine, requests, **paged_options(128)),
-        "cached": engine_run(BatchInferenceEngine, requests, **paged_options(128), prefix_caching=True),
+        "paged": engine_run(BatchInferenceEngine, requests, **paged_options(longest)),
+        "cached": engine_run(BatchInferenceEngine, requests, **paged_options(longest), prefix_caching=True),
     }
     times: dict[str, list[float]] = {name: [] for name in ("floor", *runs)}
     ratios: dict[str, list[float]] = {name: [] for name in runs}
@@ -116,7 +131,8 @@ def headline(count: int, repeats: int) -> tuple[dict[str, float], dict[str, floa
             times["floor"].append(seconds(floor))
             times[name].append(seconds(run))
             ratios[name].append(times[name][-1] / times["floor"][-1])
-    ns_per_token = {name: min(taken) / (count * 128) * 1e9 for name, taken in times.items()}
+    tokens = sum(max_tokens for _, max_tokens in requests)
+    ns_per_token = {name: min(taken) / tokens * 1e9 for name, taken in times.items()}
     return ns_per_token, {name: statistics.median(each) for name, each in ratios.items()}
 
 
@@ -128,16 +144,25 @@ def token_figures(engine_class, quick: bool, repeats: int) -> dict:
         run = engine_run(engine_class, workload(count, length))
         figures["ns_per_token"] = ns_per_token(run, count * length, repeats)
     total = BATCH * 4096  # one full batch of long requests, so both runs keep all 64 slots busy
-    short = ns_per_token(engine_run(engine_class, workload(total // 64, 64)), total, repeats)
-    long = ns_per_token(engine_run(engine_class, workload(total // 4096, 4096)), total, repeats)
-    figures["flatness_length"] = long / short
+    short = engine_run(engine_class, workload(total // 64, 64))
+    long = engine_run(engine_class, workload(total // 4096, 4096))
+    figures["flatness_length"] = paired_ratio(short, long, 2 * repeats + 1)
     one = [[7, 7, 7, 7]]
     hundred = [[7, 7, 7, 100 + i] for i in range(100)]
     requests = workload(count // 2, length)
-    with_one = ns_per_token(engine_run(engine_class, requests, one), len(requests) * length, repeats)
-    with_hundred = ns_per_token(engine_run(engine_class, requests, hundred), len(requests) * length, repeats)
-    figures["flatness_stops"] = with_hundred / with_one
+    with_one, with_hundred = engine_run(engine_class, requests, one), engine_run(engine_class, requests, hundred)
+    figures["flatness_stops"] = paired_ratio(with_one, with_hundred, 2 * repeats + 1)
     return figures
+
+
+def paired_ratio(first, second, rounds: int) -> float:
+    """The median over `rounds` of `second`'s time over that of a run of `first` just before it (as the
+    headline's ratios: a ratio of two bests pairs two moments of a machine whose speed drifts)."""
+    ratios = []
+    for _ in range(rounds):
+        before = seconds(first)
+        ratios.append(seconds(second) / before)
+    return statistics.median(ratios)
 
 
 def paged_options(length: int) -> dict:
@@ -165,7 +190,7 @@ def paged_figures(repeats: int) -> dict:
     total = BATCH * 4096
     short = engine_run(BatchInferenceEngine, workload(total // 64, 64), **paged_options(64))
     long = engine_run(BatchInferenceEngine, workload(total // 4096, 4096), **paged_options(4096))
-    return {"flatness_length": ns_per_token(long, total, repeats) / ns_per_token(short, total, repeats)}
+    return {"flatness_length": paired_ratio(short, long, 2 * repeats + 1)}
 
 
 def scale_figures() -> dict:
@@ -288,6 +313,7 @@ def main() -> None:
     repeats = 3 if args.quick else 7
     count = 500 if args.quick else 2000
     speeds, ratios = headline(count, 4 * repeats + 3)  # (short runs: many rounds, so the median settles)
+    varied = varied_lengths(count, 2 * repeats + 1)
     floor = speeds["floor"]
     engine = {"ns_per_token": speeds["engine"], **token_figures(BatchInferenceEngine, args.quick, repeats)}
     paged = {"ns_per_token": speeds["paged"], **paged_figures(repeats)}
@@ -298,6 +324,7 @@ def main() -> None:
         "engine": {**engine, "ratio_to_floor": ratios["engine"], **scale_figures()},
         "paged": {**paged, "ratio_to_floor": ratios["paged"]},
         "cached": {**cached, "ratio_to_floor": ratios["cached"]},
+        "varied_lengths_ratio_to_floor": varied,
         "naive": {**naive, "ratio_to_floor": naive["ns_per_token"] / floor, **naive_scale()},
         "stage_frames": stage_frames_seconds(repeats),
         "cancel_40k_s": cancel_seconds(),
@@ -324,6 +351,11 @@ def main() -> None:
         f"the same with prefix caching:      {c['ns_per_token']:8.0f} ns/token, {c['ratio_to_floor']:.2f}x the floor "
         f"(target <= 2.5; no prompt shares a block); with a shared 64-token system prompt "
         f"{c['cached_ns_per_token']:.0f} ns/token against {c['paged_ns_per_token']:.0f} without the cache"
+    )
+    v = results["varied_lengths_ratio_to_floor"]
+    print(
+        f"the same three on requests of 64 to 192 tokens: engine {v['engine']:.2f}x, paged {v['paged']:.2f}x, "
+        f"with prefix caching {v['cached']:.2f}x the floor (no target; the headline's requests all end together)"
     )
     print(
         f"compare, Anyscale cap 1536, 4 configurations + DataFrames: {e['compare_cap1536_s']:.2f} s "
