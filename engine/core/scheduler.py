@@ -50,12 +50,10 @@ class Batch(NamedTuple):
     rows: list[Sequence]
     prefixes: list[list[int]]  # each row's token list: the ragged batch, as the model gets it
     mask: int  # bit i set: slot i sends a row
-    watched: bool  # some row has stop sequences: every token is checked beyond the stop token
 
     @classmethod
     def of(cls, rows: list[Sequence]) -> Batch:
-        watched = any(seq.stops is not None for seq in rows)
-        return cls(rows, [seq.tokens for seq in rows], sum(1 << seq.slot for seq in rows), watched)
+        return cls(rows, [seq.tokens for seq in rows], sum(1 << seq.slot for seq in rows))
 
 
 class Plan:
@@ -112,6 +110,7 @@ class Scheduler:
         # every token only against the stop token (`append_and_check`; benchmarks/run.py's headline: 0.3x the floor
         # less). Rows that end sooner stay filed until their step comes, or the engine goes.
         self.ends_at: dict[int, list[Sequence]] = {}
+        self.watching = 0  # running rows with stop sequences: while there are any, every token is checked whole
 
     # -- the queue ---------------------------------------------------------------
     def add(self, seq: Sequence) -> None:
@@ -184,6 +183,7 @@ class Scheduler:
         seq.status = Status.RUNNING
         self.slots[seq.slot] = seq
         self.num_running += 1
+        self.watching += seq.stops is not None
         self.version += 1
 
     def batch(self) -> Batch:
@@ -202,8 +202,8 @@ class Scheduler:
 
     def postprocess(self, plan: Plan, tokens) -> list[Finished]:
         """After the model call: append each row's token, check termination, evict the rows that end."""
-        batch, due = plan.batch, self.ends_at.pop(plan.step, [])
-        ended = append_and_check(batch.rows, tokens, self.stop_token, None if batch.watched else due)
+        due = self.ends_at.pop(plan.step, [])
+        ended = append_and_check(plan.batch.rows, tokens, self.stop_token, None if self.watching else due)
         return [self.finish(seq, reason, matched) for seq, reason, matched in ended] if ended else ended
 
     def finish(self, seq: Sequence, reason: FinishReason, matched: int | None = None) -> Finished:
@@ -227,6 +227,7 @@ class Scheduler:
         self.version += 1
         heapq.heappush(self.free, seq.slot)
         self.num_running -= 1
+        self.watching -= seq.stops is not None
 
     # -- what a front end may read -------------------------------------------------
     def running(self) -> list[Sequence]:
