@@ -91,7 +91,9 @@ class Sequence:
         return len(self.tokens) - self.prompt_len
 
 
-def append_and_check(rows: list[Sequence], tokens: list[int], stop_token: int | None, due=None) -> list[tuple]:
+def append_and_check(
+    rows: list[Sequence], tokens: list[int], stop_token: int | None, due: list[Sequence] | None = None
+) -> list[tuple]:
     """Append each row's new token, then check the row in the contract's order: the stop
     token, then a stop sequence, then `max_tokens`.
 
@@ -99,7 +101,7 @@ def append_and_check(rows: list[Sequence], tokens: list[int], stop_token: int | 
     what matched is -1 for the stop token, a stop sequence's index, or None. (One call per
     step, not one per token: a call costs as much as a token's whole check.)
 
-    SPEED: when no row has stop sequences the caller passes `due`, the rows that can reach
+    SPEED: while no running row has stop sequences the caller passes `due`, the rows that can reach
     max_tokens this step (the scheduler files each decoding row under the step at which it
     can: `Scheduler.ends_at`); then each token is checked against the stop token only, and the
     due rows against max_tokens after it: a third of the loop's work a token.
