@@ -105,12 +105,11 @@ class Scheduler:
         self.version = 0
         self._batch: Batch | None = None
         self._batch_version = -1
-        # SPEED: a decoding row gets one token a step, so the step at which it can reach max_tokens is known when
-        # it starts decoding: rows are filed under it (`start_decoding`), and a step checks them against max_tokens,
-        # every token only against the stop token (`append_and_check`; benchmarks/run.py's headline: 0.3x the floor
-        # less). Rows that end sooner stay filed until their step comes, or the engine goes.
+        # SPEED (`append_and_check`): decoding rows filed under the step at which they reach max_tokens
+        # (`start_decoding`; rows that end sooner stay filed until their step comes, or the engine goes), and how
+        # many running rows have stop sequences
         self.ends_at: dict[int, list[Sequence]] = {}
-        self.watching = 0  # running rows with stop sequences: while there are any, every token is checked whole
+        self.watching = 0
 
     # -- the queue ---------------------------------------------------------------
     def add(self, seq: Sequence) -> None:
@@ -203,7 +202,7 @@ class Scheduler:
     def postprocess(self, plan: Plan, tokens) -> list[Finished]:
         """After the model call: append each row's token, check termination, evict the rows that end."""
         due = self.ends_at.pop(plan.step, [])
-        ended = append_and_check(plan.batch.rows, tokens, self.stop_token, None if self.watching else due)
+        ended = append_and_check(plan.batch.rows, tokens, self.stop_token, due, self.watching > 0)
         return [self.finish(seq, reason, matched) for seq, reason, matched in ended] if ended else ended
 
     def finish(self, seq: Sequence, reason: FinishReason, matched: int | None = None) -> Finished:

@@ -175,16 +175,7 @@ class EventLog:
 
     def _write_columns(self, step: int, kind: EventKind, slots: list, requests: list, values: list, details=None):
         """Events of one kind and step, a column at a time (SPEED: the engine's hot path)."""
-        n = len(values)
-        self.step.frombytes(STEP(step) * n)
-        self.kind.frombytes(KIND[kind] * n)
-        self.slot.fromlist(slots)
-        self.request.fromlist(requests)
-        self.value.fromlist(values)
-        if details is None:
-            self.detail.frombytes(bytes(4 * n))
-        else:
-            self.detail.fromlist(details)
+        self._extend(step, KIND[kind] * len(values), slots, requests, values, details)
 
     def _write_evictions_and_allocations(self, step: int, slots: list, requests: list, blocks: list, evicted: set):
         """Decoding rows' new blocks a column at a time, each `kv_alloc` after its block's `kv_evict` if taking
@@ -195,24 +186,25 @@ class EventLog:
         cut = [] if evicted.issuperset(blocks) else [2 * i for i, block in enumerate(blocks) if block not in evicted]
         evicted.difference_update(blocks)  # (each is evicted once)
         kinds = _cut(KIND_EVICT_THEN_ALLOC * len(blocks), cut)
-        self.step.frombytes(STEP(step) * len(kinds))
-        self.kind.frombytes(kinds)
-        self.slot.fromlist(_cut(_twice(slots), cut))
-        self.request.fromlist(_cut(_twice(requests), cut))
-        self.value.fromlist(_cut(_twice(blocks), cut))
-        self.detail.frombytes(bytes(4 * len(kinds)))
+        self._extend(step, kinds, _cut(_twice(slots), cut), _cut(_twice(requests), cut), _cut(_twice(blocks), cut))
 
     def _write(self, step: int, events: list[tuple[int, int, int, int]]) -> None:
         """Several events of one step, each (kind, slot, request, value), written a column at a time."""
-        if not events:
-            return
-        kinds, slots, requests, values = map(list, zip(*events))
+        if events:
+            kinds, slots, requests, values = map(list, zip(*events))
+            self._extend(step, bytes(kinds), slots, requests, values)
+
+    def _extend(self, step: int, kinds: bytes, slots: list, requests: list, values: list, details=None) -> None:
+        """Events of one step, given as columns (`details` None: all 0)."""
         self.step.frombytes(STEP(step) * len(kinds))
-        self.kind.fromlist(kinds)
+        self.kind.frombytes(kinds)
         self.slot.fromlist(slots)
         self.request.fromlist(requests)
         self.value.fromlist(values)
-        self.detail.frombytes(bytes(4 * len(kinds)))
+        if details is None:
+            self.detail.frombytes(bytes(4 * len(kinds)))
+        else:
+            self.detail.fromlist(details)
 
     def emit(self, step: int, slot: int, request: int, token: int, position: int) -> None:
         """One `emit` given its position (for writers off the hot path)."""
