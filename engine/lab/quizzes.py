@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..analysis.quiz import KINDS, Question, QuizError, question
 from .limits import MAX_STEPS
+from .measured_quizzes import MEASURED_KINDS, measured_question, measured_subject, measurement_problem
 from .toml_reader import ScenarioError, Table
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class Quiz:
     request: str | None = None
     why: str = ""  # the teacher's reason, shown after the answer
     tolerance: int = 0  # a number kind: answers this far from the log's count are right too
+    subject: int | str | None = None  # a measured kind's `rows` or `engine` (engine/lab/measured_quizzes.py)
 
 
 def tolerance_note(tolerance: int) -> str:
@@ -59,7 +61,12 @@ def parse_quizzes(top: Table, named: set[str | None], unnamed: int) -> tuple[Qui
     are named by the engine (r0, r1, ...)."""
     quizzes = []
     for t in top.tables("quiz", MAX_QUIZZES) if top.has("quiz") else []:
-        kind = t.str("kind", choices=tuple(KINDS))
+        kind = t.str("kind", choices=(*KINDS, *MEASURED_KINDS))
+        if kind in MEASURED_KINDS:  # left out while its measurements are missing (the lesson says so)
+            subject, ask, why = measured_subject(t, kind), t.str("ask"), t.str("why", "")
+            quizzes += [] if measurement_problem(kind) else [Quiz(ask, kind, 0, None, why, subject=subject)]
+            t.check_no_unknown_keys()
+            continue
         step = t.int("step", None, minimum=0, maximum=MAX_STEPS)
         if step is None and KINDS[kind].default_step is None:
             if not KINDS[kind].whole_run:
@@ -84,7 +91,10 @@ def questions(scenario: Scenario, replay: Replay) -> list[Question]:
     out = []
     for i, quiz in enumerate(scenario.quizzes):
         try:
-            out.append(question(replay, quiz.kind, quiz.step, quiz.request, quiz.tolerance))
+            if quiz.kind in MEASURED_KINDS:
+                out.append(measured_question(quiz.kind, quiz.subject))
+            else:
+                out.append(question(replay, quiz.kind, quiz.step, quiz.request, quiz.tolerance))
         except QuizError as exc:
             raise ScenarioError(f"{scenario.source}: quiz[{i}].{exc.field}: {exc}") from None
     last_asked = {q.step: i for i, q in enumerate(out)}  # per step, the question asked last (file order)

@@ -1,0 +1,151 @@
+"""This machine's speed measurements, as the lesson "Will it run in time?" reads them.
+
+Two files in `engine/lab/measurements/`, written by the benchmarks and never fetched:
+
+- `vectorised.json` (`python benchmarks/vectorised.py --write`): ns a token of the plain loop
+  engine and of the NumPy vectorised one at 8 to 100,000 rows, and where they cross;
+- `slow_zoo.json` (`python benchmarks/slow_zoo.py --write`): each slow-but-correct engine's ns
+  a token along its axis, beside the reference and the plain loop, and the seconds each would
+  take at the axis's largest size.
+
+A file is read like any upload: a missing, oversized or malformed one is a `MeasurementError`
+whose one-line message says what is wrong and which command writes the file, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+MEASUREMENTS = Path(__file__).parent / "measurements"
+VECTORISED, SLOW = "vectorised.json", "slow_zoo.json"
+WRITERS = {VECTORISED: "python benchmarks/vectorised.py --write", SLOW: "python benchmarks/slow_zoo.py --write"}
+MAX_BYTES = 200_000  # a measurements file is a few kB
+MAX_POINTS = 64  # sizes on one axis
+MAX_ENGINES = 32
+
+
+class MeasurementError(ValueError):
+    """A measurements file that cannot be used; the message is one line, for people."""
+
+
+@dataclass(frozen=True)
+class Vectorised:
+    measured_on: str
+    load: float  # the machine's load average while measuring
+    cpu: str
+    rows: tuple[int, ...]
+    loop_ns: tuple[float | None, ...]  # ns a token of the loop engine at each row count (None: not run)
+    vectorised_ns: tuple[float | None, ...]
+    crossover_rows: int  # the rows above which the vectorised engine is the faster
+
+
+@dataclass(frozen=True)
+class SlowEngine:
+    name: str
+    axis: str  # "requests", "answer length", ...
+    unit: str  # what a size counts
+    sizes: tuple[int, ...]
+    ns: tuple[float | None, ...]  # ns a token at each size (None: not run, too slow)
+    reference_ns: tuple[float | None, ...]
+    plain_ns: tuple[float | None, ...]
+    seconds: float  # the whole run at the axis's largest size
+    reference_seconds: float
+
+
+@dataclass(frozen=True)
+class SlowEngines:
+    measured_on: str
+    load: float
+    engines: dict[str, SlowEngine]
+
+
+def read_vectorised(directory: Path = MEASUREMENTS) -> Vectorised:
+    data, field = _read(directory, VECTORISED)
+    rows = _sizes(field, data, "rows")
+    return Vectorised(
+        _text(field, data, "measured_on"),
+        _number(field, data, "load"),
+        _text(field, data, "cpu"),
+        rows,
+        _figures(field, data, "loop_ns_per_token", len(rows)),
+        _figures(field, data, "vectorised_ns_per_token", len(rows)),
+        int(_number(field, data, "crossover_rows")),
+    )
+
+
+def read_slow_engines(directory: Path = MEASUREMENTS) -> SlowEngines:
+    data, field = _read(directory, SLOW)
+    engines = data.get("engines")
+    if not isinstance(engines, dict) or not 0 < len(engines) <= MAX_ENGINES:
+        raise MeasurementError(f"{field('engines')}: must be a table of 1 to {MAX_ENGINES} engines")
+    return SlowEngines(
+        _text(field, data, "measured_on"),
+        _number(field, data, "load"),
+        {name: _slow_engine(field, name, table) for name, table in engines.items()},
+    )
+
+
+def _slow_engine(field, name: str, data: object) -> SlowEngine:
+    if not isinstance(data, dict) or not name.isidentifier() or len(name) > 60:
+        raise MeasurementError(f"{field('engines')}: {name[:60]!r} must be an engine's class name with a table")
+    inner = lambda key: field(f"engines.{name}.{key}")  # noqa: E731
+    sizes = _sizes(inner, data, "sizes")
+    return SlowEngine(
+        name,
+        _text(inner, data, "axis"),
+        _text(inner, data, "unit"),
+        sizes,
+        *(_figures(inner, data, key, len(sizes)) for key in ("ns_per_token", "reference_ns_per_token")),
+        _figures(inner, data, "plain_ns_per_token", len(sizes)),
+        _number(inner, data, "seconds_at_target"),
+        _number(inner, data, "reference_seconds_at_target"),
+    )
+
+
+def _read(directory: Path, name: str):
+    path = directory / name
+    where = f"engine/lab/measurements/{name}"
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise MeasurementError(f"{where}: larger than {MAX_BYTES:,} bytes")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MeasurementError(f"{where} is missing: `{WRITERS[name]}` measures this machine and writes it") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise MeasurementError(f"{where}: cannot be read ({str(exc)[:120]}); `{WRITERS[name]}` rewrites it") from None
+    if not isinstance(data, dict):
+        raise MeasurementError(f"{where}: must hold a JSON object")
+    return data, lambda key: f"{where}: {key}"
+
+
+def _text(field, data: dict, key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value or len(value) > 200:
+        raise MeasurementError(f"{field(key)}: must be a short text")
+    return value
+
+
+def _number(field, data: dict, key: str) -> float:
+    value = data.get(key)
+    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+        raise MeasurementError(f"{field(key)}: must be a number ≥ 0")
+    return float(value)
+
+
+def _sizes(field, data: dict, key: str) -> tuple[int, ...]:
+    value = data.get(key)
+    ok = isinstance(value, list) and 0 < len(value) <= MAX_POINTS and all(type(v) is int and v > 0 for v in value)
+    if not ok or value != sorted(set(value)):
+        raise MeasurementError(f"{field(key)}: must be 1 to {MAX_POINTS} increasing whole numbers above 0")
+    return tuple(value)
+
+
+def _figures(field, data: dict, key: str, count: int) -> tuple[float | None, ...]:
+    value = data.get(key)
+    positive = lambda v: type(v) in (int, float) and math.isfinite(v) and v > 0  # noqa: E731
+    if not isinstance(value, list) or len(value) != count or not all(v is None or positive(v) for v in value):
+        raise MeasurementError(f"{field(key)}: must be {count} figures above 0 (null where not run)")
+    return tuple(None if v is None else float(v) for v in value)

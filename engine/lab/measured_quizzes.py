@@ -1,0 +1,154 @@
+"""Predictions graded from this machine's measurements instead of the run's log.
+
+Three `[[quiz]]` kinds (`engine/lab/quizzes.py` reads them like the others, asked before step 0):
+
+    kind = "faster"     rows = 8                       which is faster a token: the loop or the vectorised engine
+    kind = "minutes"    engine = "ScansEveryRequest"   which takes minutes at the axis's largest size
+    kind = "cause"      engine = "ScansEveryRequest"   why: how a token's cost grows along the axis
+
+The figures are noisy (a loaded machine shared by several processes), so an answer is only a fact
+that a rerun cannot flip: an ordering by a factor of `MARGIN` or more, on the same side of the
+crossover by `MARGIN`; seconds at least `MARGIN` times a minute or at most a minute over `MARGIN`;
+a growth exponent (0, 1 or 2) read off at least a tenfold range of sizes, clear of the halfway
+values. Figures that do not settle the answer are a `QuizError`, so the lesson's tests fail loudly
+(tests/test_measured_quizzes.py) instead of grading against noise. The explanation gives the
+figures themselves, so the reveal is always this machine's.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..analysis.quiz import Question, QuizError
+from .measured_files import MEASUREMENTS, MeasurementError, SlowEngine, Vectorised, read_slow_engines, read_vectorised
+from .measured_text import MINUTE, measured_on, ns_text, seconds_text, times_text
+from .toml_reader import Table
+
+MARGIN = 2.0  # how clearly a measured answer must hold
+MIN_SPAN = 10  # the sizes a growth is read over, largest / smallest
+LOOP, VECTORISED = "the loop engine", "the vectorised engine"
+REFERENCE, BOTH, NEITHER = "the reference engine", "both", "neither"
+GROWTH_BANDS = ((0, -math.inf, 0.35), (1, 0.65, 1.35), (2, 1.65, math.inf))  # exponent, slope from, slope to
+READERS = {"faster": read_vectorised, "minutes": read_slow_engines, "cause": read_slow_engines}
+MEASURED_KINDS = tuple(READERS)
+
+
+def measured_subject(t: Table, kind: str) -> int | str:
+    """The quiz's `rows` (kind faster) or `engine` (minutes, cause), checked."""
+    return t.int("rows", minimum=1, maximum=10**7) if kind == "faster" else t.str("engine")
+
+
+def measurement_problem(kind: str, directory: Path = MEASUREMENTS) -> str | None:
+    """Why the measurements `kind` is graded from cannot be read (None: they can)."""
+    try:
+        READERS[kind](directory)
+    except MeasurementError as exc:
+        return str(exc)
+    return None
+
+
+def measured_question(kind: str, subject: int | str, directory: Path = MEASUREMENTS) -> Question:
+    """The question of this kind about `subject`, answered from the measurements (QuizError if they
+    are missing, do not name `subject`, or do not settle the answer)."""
+    try:
+        measured = READERS[kind](directory)
+    except MeasurementError as exc:
+        raise QuizError("kind", str(exc)) from None
+    if kind == "faster":
+        return _faster(measured, int(subject))
+    engine = _engine(measured.engines, str(subject))
+    asker = _minutes if kind == "minutes" else _cause
+    options, answer, fact = asker(engine)
+    return Question(0, options, answer, (f"{fact[:-1]} ({measured_on(measured.measured_on, measured.load)}).",))
+
+
+def _faster(v: Vectorised, rows: int) -> Question:
+    both = [i for i, r in enumerate(v.rows) if r <= rows and v.loop_ns[i] and v.vectorised_ns[i]]
+    if not both or v.rows[both[-1]] * MARGIN < rows:
+        raise QuizError("rows", f"{rows:,} rows are not measured for both engines (rows measured: {_sizes(v.rows)})")
+    at = v.rows[both[-1]]
+    loop, vector = v.loop_ns[both[-1]], v.vectorised_ns[both[-1]]
+    answer, ratio = (LOOP, vector / loop) if loop < vector else (VECTORISED, loop / vector)
+    clear_side = at * MARGIN <= v.crossover_rows if answer == LOOP else at >= v.crossover_rows * MARGIN
+    if ratio < MARGIN or not clear_side:
+        raise QuizError(
+            "rows",
+            f"the measurements do not settle it at {at:,} rows ({ns_text(loop)} and {ns_text(vector)} a token, "
+            f"crossover at {v.crossover_rows:,} rows): ask about rows at least {MARGIN:g}× from the crossover",
+        )
+    where = f"{at:,} rows" if at == rows else f"{at:,} rows (the most measured for both)"
+    fact = (
+        f"At {where} the loop engine took {ns_text(loop)} a token and the vectorised one {ns_text(vector)}: "
+        f"{answer} is {times_text(ratio)} faster. They cross at about {v.crossover_rows:,} rows "
+        f"({measured_on(v.measured_on, v.load, v.cpu)})."
+    )
+    return Question(0, (LOOP, VECTORISED), answer, (fact,))
+
+
+def _minutes(e: SlowEngine):
+    slow = {
+        name: _takes_minutes(name, seconds) for name, seconds in ((e.name, e.seconds), (REFERENCE, e.reference_seconds))
+    }
+    answer = BOTH if all(slow.values()) else next((name for name, s in slow.items() if s), NEITHER)
+    fact = (
+        f"On {e.sizes[-1]:,} {e.unit}, {e.name} would take {seconds_text(e.seconds)} and "
+        f"{REFERENCE} {seconds_text(e.reference_seconds)}."
+    )
+    return (e.name, REFERENCE, BOTH, NEITHER), answer, fact
+
+
+def _takes_minutes(name: str, seconds: float) -> bool:
+    if MINUTE / MARGIN < seconds < MINUTE * MARGIN:
+        raise QuizError("engine", f"{name} would take {seconds_text(seconds)}: too near a minute to say")
+    return seconds >= MINUTE
+
+
+def growth_options(unit: str) -> tuple[str, ...]:
+    """A token's cost at exponent 0, 1 and 2 of the axis's size."""
+    return (
+        f"a token costs the same at any number of {unit}",
+        f"a token's cost grows in proportion to the {unit}",
+        f"a token's cost grows with the square of the {unit}",
+    )
+
+
+def _cause(e: SlowEngine):
+    measured = [(size, ns) for size, ns in zip(e.sizes, e.ns) if ns is not None]
+    (small, first), (large, last) = measured[0], measured[-1]
+    if large < small * MIN_SPAN:
+        raise QuizError(
+            "engine", f"{e.name} is measured over {small:,} to {large:,} {e.unit}: too short to read a growth"
+        )
+    slope = math.log(last / first) / math.log(large / small)
+    exponent = next((n for n, low, high in GROWTH_BANDS if low <= slope <= high), None)
+    if exponent is None:
+        raise QuizError(
+            "engine", f"{e.name}'s cost a token grows as {e.unit} to the power {slope:.2f}: not clearly 0, 1 or 2"
+        )
+    fact = (
+        f"From {small:,} to {large:,} {e.unit} ({times_text(large / small)}), {e.name}'s cost a token went from "
+        f"{ns_text(first)} to {ns_text(last)} ({times_text(last / first)}){_beside(e, small, large)}."
+    )
+    return growth_options(e.unit), growth_options(e.unit)[exponent], fact
+
+
+def _beside(e: SlowEngine, small: int, large: int) -> str:
+    """The reference engine's cost a token at the same two sizes, when measured there."""
+    at = dict(zip(e.sizes, e.reference_ns))
+    if at.get(small) is None or at.get(large) is None:
+        return ""
+    return f", the reference engine's from {ns_text(at[small])} to {ns_text(at[large])}"
+
+
+def _engine(engines: dict[str, SlowEngine], name: str) -> SlowEngine:
+    if name not in engines:
+        raise QuizError("engine", f"{name!r} is not measured (the engines: {', '.join(sorted(engines))})")
+    engine = engines[name]
+    if sum(ns is not None for ns in engine.ns) < 2:
+        raise QuizError("engine", f"{name} is measured at fewer than two sizes")
+    return engine
+
+
+def _sizes(sizes: tuple[int, ...]) -> str:
+    return ", ".join(f"{size:,}" for size in sizes)
