@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tests import measured_spoilers
 from tests.lesson_screen import Asked
 from tests.spoiler_counts import NOUNS, count, steps
 from tests.spoiler_rules import Facts, delivered, preempted, reason, slot, stops
@@ -45,6 +46,7 @@ RULES = {
     **{kind: (lambda s, f, noun=NOUNS[kind]: count(s, f, noun, per_request=True)) for kind in ("cached", "computed")},
     "preemptions": lambda s, f: count(s, f, NOUNS["preemptions"]),
     **{kind: (lambda s, f, noun=NOUNS[kind]: count(s, f, noun)) for kind in ("admitted", "waiting", "rows")},
+    **{kind: getattr(measured_spoilers, kind) for kind in ("faster", "minutes", "cause")},
 }
 
 

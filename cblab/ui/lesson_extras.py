@@ -1,6 +1,7 @@
 """What some lessons show beside the stage, under their text: how real servers differ, and
 the lessons whose point is not one run (a batch-size sweep, replicas behind a router, the
-running-table invariant checked on the correct engine and on the crossed-results bug).
+running-table invariant checked on the correct engine and on the crossed-results bug, this
+machine's speed measurements).
 
 Each view is drawn only for a scenario that asks for it (`[[real_servers]]`, `[sweep]`,
 `[replicas]`; the invariant for its own lesson), in an expander that a projector's screen,
@@ -13,12 +14,14 @@ from __future__ import annotations
 import streamlit as st
 
 from cblab.ui.invariant_view import render_invariant
+from cblab.ui.measured_view import render_measured, render_measurement_notice
 from cblab.ui.real_servers import render_callouts
 from cblab.ui.replicas_view import render_replicas
 from cblab.ui.sweep_view import render_sweep
 from engine.lab.scenario import Scenario
 
 INVARIANT_LESSON = "running-equals-active-slots"
+MEASURED_LESSON = "will-it-run-in-time"
 
 
 def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool, predicting: bool = False) -> None:
@@ -26,10 +29,13 @@ def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool
     prediction is open (`predicting`) the views, which show the whole run, start closed and say so."""
     render_callouts(scenario, expanded=not projector and not predicting)  # (open, it pushed the first prediction
     # below the fold of a 1,400 x 900 screen)
+    if lesson == MEASURED_LESSON:
+        render_measurement_notice()
     views = [
         (scenario.sweep is not None, "Throughput and latency against the batch size", render_sweep),
         (scenario.replicas is not None, "Replicas behind a router: the autoscaling signal", render_replicas),
         (lesson == INVARIANT_LESSON, "The running table, checked at every step", render_invariant),
+        (lesson == MEASURED_LESSON, "This machine's measurements: ns a token, and minutes", render_measured),
     ]
     for wanted, title, render in views:
         if wanted:

@@ -8,6 +8,7 @@ Two files in `engine/lab/measurements/`, written by the benchmarks and never fet
   a token along its axis, beside the reference and the plain loop, and the seconds each would
   take at the axis's largest size.
 
+`CBL_MEASUREMENTS`, if set, names another folder to read them from (the tests' fixtures).
 A file is read like any upload: a missing, oversized or malformed one is a `MeasurementError`
 whose one-line message says what is wrong and which command writes the file, never a traceback.
 """
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 MEASUREMENTS = Path(__file__).parent / "measurements"
+MEASUREMENTS_ENV = "CBL_MEASUREMENTS"  # a folder to read instead, if set (the tests' fixtures)
 VECTORISED, SLOW = "vectorised.json", "slow_zoo.json"
 WRITERS = {VECTORISED: "python benchmarks/vectorised.py --write", SLOW: "python benchmarks/slow_zoo.py --write"}
 MAX_BYTES = 200_000  # a measurements file is a few kB
@@ -62,7 +65,7 @@ class SlowEngines:
     engines: dict[str, SlowEngine]
 
 
-def read_vectorised(directory: Path = MEASUREMENTS) -> Vectorised:
+def read_vectorised(directory: Path | None = None) -> Vectorised:
     data, field = _read(directory, VECTORISED)
     rows = _sizes(field, data, "rows")
     return Vectorised(
@@ -76,7 +79,7 @@ def read_vectorised(directory: Path = MEASUREMENTS) -> Vectorised:
     )
 
 
-def read_slow_engines(directory: Path = MEASUREMENTS) -> SlowEngines:
+def read_slow_engines(directory: Path | None = None) -> SlowEngines:
     data, field = _read(directory, SLOW)
     engines = data.get("engines")
     if not isinstance(engines, dict) or not 0 < len(engines) <= MAX_ENGINES:
@@ -105,9 +108,9 @@ def _slow_engine(field, name: str, data: object) -> SlowEngine:
     )
 
 
-def _read(directory: Path, name: str):
-    path = directory / name
-    where = f"engine/lab/measurements/{name}"
+def _read(directory: Path | None, name: str):
+    path = (directory or Path(os.environ.get(MEASUREMENTS_ENV) or MEASUREMENTS)) / name
+    where = f"engine/lab/measurements/{name}" if path.parent == MEASUREMENTS else str(path)
     try:
         if path.stat().st_size > MAX_BYTES:
             raise MeasurementError(f"{where}: larger than {MAX_BYTES:,} bytes")

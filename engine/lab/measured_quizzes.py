@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 
 from ..analysis.quiz import Question, QuizError
-from .measured_files import MEASUREMENTS, MeasurementError, SlowEngine, Vectorised, read_slow_engines, read_vectorised
+from .measured_files import MeasurementError, SlowEngine, Vectorised, read_slow_engines, read_vectorised
 from .measured_text import MINUTE, measured_on, ns_text, seconds_text, times_text
 from .toml_reader import Table
 
@@ -39,7 +39,7 @@ def measured_subject(t: Table, kind: str) -> int | str:
     return t.int("rows", minimum=1, maximum=10**7) if kind == "faster" else t.str("engine")
 
 
-def measurement_problem(kind: str, directory: Path = MEASUREMENTS) -> str | None:
+def measurement_problem(kind: str, directory: Path | None = None) -> str | None:
     """Why the measurements `kind` is graded from cannot be read (None: they can)."""
     try:
         READERS[kind](directory)
@@ -48,7 +48,7 @@ def measurement_problem(kind: str, directory: Path = MEASUREMENTS) -> str | None
     return None
 
 
-def measured_question(kind: str, subject: int | str, directory: Path = MEASUREMENTS) -> Question:
+def measured_question(kind: str, subject: int | str, directory: Path | None = None) -> Question:
     """The question of this kind about `subject`, answered from the measurements (QuizError if they
     are missing, do not name `subject`, or do not settle the answer)."""
     try:

@@ -1,0 +1,109 @@
+"""The lesson "Will it run in time?" beside its stage: this machine's measurements, drawn from the
+files the benchmarks write (`engine/lab/measured_files.py`), never from figures typed in a lesson.
+
+- ns a token against the rows in the batch, for the plain loop and the vectorised engine (both
+  axes logarithmic), with the crossover marked and the figures at the smallest and largest batch;
+- each slow-but-correct engine's whole run at its axis's largest size, beside the reference's.
+
+A file that is missing or cannot be read is a message naming the command that writes it; while
+one is missing, the predictions graded from it are left out, and the lesson says so above them.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from cblab.ui import palette
+from engine.lab.measured_files import MeasurementError, SlowEngines, Vectorised, read_slow_engines, read_vectorised
+from engine.lab.measured_quizzes import MEASURED_KINDS, measurement_problem
+from engine.lab.measured_text import measured_on, ns_text, seconds_text, times_text
+
+LOOP_COLOUR, VECTORISED_COLOUR = palette.EVICT, palette.ADMIT
+
+
+def render_measurement_notice() -> None:
+    """Say which predictions are left out, and why, while their measurements are missing."""
+    problems = dict.fromkeys(p for kind in MEASURED_KINDS if (p := measurement_problem(kind)) is not None)
+    if problems:
+        st.warning(
+            "This lesson's predictions about speed are graded from this machine's measurements, and they are "
+            "left out until the measurements are here: " + " ".join(problems),
+            icon=":material/speed:",
+        )
+
+
+def render_measured(_scenario=None) -> None:
+    try:
+        vectorised = read_vectorised()
+    except MeasurementError as exc:
+        st.info(str(exc))
+    else:
+        st.plotly_chart(rows_figure(vectorised), key="measured_rows")
+        st.markdown(rows_summary(vectorised))
+    try:
+        slow = read_slow_engines()
+    except MeasurementError as exc:
+        st.info(str(exc))
+    else:
+        st.markdown(slow_summary(slow))
+        st.table(slow_rows(slow))
+
+
+def rows_figure(v: Vectorised) -> go.Figure:
+    figure = go.Figure()
+    for name, figures, colour in (
+        ("plain loop engine", v.loop_ns, LOOP_COLOUR),
+        ("vectorised engine", v.vectorised_ns, VECTORISED_COLOUR),
+    ):
+        figure.add_scatter(x=v.rows, y=figures, name=name, mode="lines+markers", line={"color": colour})
+    figure.add_vline(x=v.crossover_rows, line={"color": palette.CURRENT, "dash": "dash"})
+    figure.update_layout(
+        xaxis={"title": "rows in the batch", "type": "log", "tickvals": v.rows, "ticktext": [f"{r:,}" for r in v.rows]},
+        yaxis={"title": "ns a token", "type": "log"},
+        legend={"orientation": "h", "y": 1.15},
+        margin={"t": 40, "r": 20},
+        height=340,
+    )
+    return figure
+
+
+def rows_summary(v: Vectorised) -> str:
+    """The figures at the smallest batch and at the largest measured for both engines, and the crossover."""
+    both = [i for i, (a, b) in enumerate(zip(v.loop_ns, v.vectorised_ns)) if a and b]
+    if not both:
+        return "No row count is measured for both engines."
+    said = [
+        f"at {v.rows[i]:,} rows the loop engine took {ns_text(v.loop_ns[i])} a token and the vectorised one "
+        f"{ns_text(v.vectorised_ns[i])}"
+        for i in dict.fromkeys((both[0], both[-1]))
+    ]
+    last = both[-1]
+    ratio = v.loop_ns[last] / v.vectorised_ns[last]
+    faster = f"{times_text(ratio)} faster" if ratio >= 1 else f"{times_text(1 / ratio)} slower"
+    return (
+        f"On this machine {'; '.join(said)} (the vectorised engine {faster} there). The dashed line is the "
+        f"crossover, about {v.crossover_rows:,} rows: below it the loop wins. "
+        f"({measured_on(v.measured_on, v.load, v.cpu).capitalize()}.)"
+    )
+
+
+def slow_summary(s: SlowEngines) -> str:
+    return (
+        "Each slow engine below is the plain loop engine with one decision undone, and gives the same outputs; "
+        f"its whole run at the largest size on its axis, beside the reference engine's "
+        f"({measured_on(s.measured_on, s.load)}):"
+    )
+
+
+def slow_rows(s: SlowEngines) -> list[dict[str, object]]:
+    return [
+        {
+            "engine": e.name,
+            "grows with": e.axis,
+            "at": f"{e.sizes[-1]:,} {e.unit}",
+            "takes": seconds_text(e.seconds),
+            "the reference takes": seconds_text(e.reference_seconds),
+        }
+        for e in s.engines.values()
+    ]
