@@ -11,6 +11,8 @@ one is missing, the predictions graded from it are left out, and the lesson says
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -60,12 +62,22 @@ def rows_figure(v: Vectorised) -> go.Figure:
     figure.add_vline(x=v.crossover_rows, line={"color": palette.CURRENT, "dash": "dash"})
     figure.update_layout(
         xaxis={"title": "rows in the batch", "type": "log", "tickvals": v.rows, "ticktext": [f"{r:,}" for r in v.rows]},
-        yaxis={"title": "ns a token", "type": "log"},
+        yaxis={"title": "time a token", "type": "log", **_decades([*v.loop_ns, *v.vectorised_ns])},
         legend={"orientation": "h", "y": 1.15},
         margin={"t": 40, "r": 20},
         height=340,
     )
     return figure
+
+
+def _decades(figures: list[float | None]) -> dict:
+    """Ticks at each power of ten the figures span, in words ("100 ns", "1.0 µs")."""
+    measured = [f for f in figures if f]
+    if not measured:
+        return {}
+    low, high = math.floor(math.log10(min(measured))), math.ceil(math.log10(max(measured)))
+    ticks = [10.0**k for k in range(low, high + 1)]
+    return {"tickvals": ticks, "ticktext": [ns_text(t) for t in ticks]}
 
 
 def rows_summary(v: Vectorised) -> str:
@@ -84,7 +96,7 @@ def rows_summary(v: Vectorised) -> str:
     return (
         f"On this machine {'; '.join(said)} (the vectorised engine {faster} there). The dashed line is the "
         f"crossover, about {v.crossover_rows:,} rows: below it the loop wins. "
-        f"({measured_on(v.measured_on, v.load, v.cpu).capitalize()}.)"
+        f"(M{measured_on(v.measured_on, v.load, v.cpu)[1:]}.)"
     )
 
 
