@@ -14,8 +14,9 @@ from engine.analysis.replay import Replay
 from engine.lab.measured_files import MEASUREMENTS, SLOW, VECTORISED, MeasurementError, read_slow_engines
 from engine.lab.measured_quizzes import growth_options, measured_question
 from engine.lab.quizzes import questions
-from engine.lab.scenario import SCENARIO_DIR, load_scenario
+from engine.lab.scenario import SCENARIO_DIR, load_scenario, parse_scenario
 from engine.lab.simulate import simulate
+from engine.lab.toml_reader import ScenarioError
 from tests.lesson_screen import predictions
 from tests.measured_spoilers import cause, faster, minutes
 from tests.spoiler_rules import Facts
@@ -161,6 +162,30 @@ def test_the_lesson_asks_the_measured_predictions_only_while_their_files_are_her
         "a token's cost grows in proportion to the requests",
         2,
     ]
+
+
+@pytest.mark.parametrize(
+    ("quiz", "message"),
+    [
+        ('kind = "faster"', r"quiz\[0\].rows: is required"),
+        ('kind = "faster"\nrows = 0', r"quiz\[0\].rows: must be an integer ≥ 1"),
+        ('kind = "minutes"', r"quiz\[0\].engine: is required"),
+        ('kind = "cause"\nengine = "ScansEveryRequest"\nstep = 1', r"quiz\[0\].step: unknown key"),
+    ],
+)
+def test_a_bad_measured_quiz_table_names_its_field(monkeypatch, quiz, message):
+    monkeypatch.setenv("CBL_MEASUREMENTS", str(FIXTURES))
+    text = '[[requests]]\nprompt = [1]\nmax_tokens = 1\n[[quiz]]\nask = "?"\n' + quiz + "\n"
+    with pytest.raises(ScenarioError, match=message):
+        parse_scenario('title = "t"\n' + text, "x.toml")
+
+
+def test_a_measured_question_that_does_not_fit_names_its_quiz_field(monkeypatch):
+    monkeypatch.setenv("CBL_MEASUREMENTS", str(FIXTURES))
+    text = 'title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = 1\n[[quiz]]\nask = "?"\nkind = "faster"\nrows = 64\n'
+    scenario = parse_scenario(text, "x.toml")
+    with pytest.raises(ScenarioError, match=r"x.toml: quiz\[0\].rows: the measurements do not settle it at 64 rows"):
+        questions(scenario, Replay(simulate(scenario)))
 
 
 def test_no_measured_prediction_is_given_away_before_it_is_asked(monkeypatch):

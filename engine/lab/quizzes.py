@@ -18,6 +18,10 @@ A tolerance is said in the question (`tolerance_note`), so the learner knows an 
 asked for. When two questions are about the same step, the step's narration, which tells
 everything that step did, joins the explanation of the last of them to be asked only (they
 are asked earliest step first, then in file order): answering one never answers the other.
+
+The kinds `faster`, `minutes` and `cause` are answered from this machine's speed measurements
+instead of the log (`engine/lab/measured_quizzes.py`; they take `rows` or `engine`, no step),
+and are left out of the scenario while the file they are graded from is missing.
 """
 
 from __future__ import annotations
