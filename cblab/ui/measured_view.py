@@ -77,7 +77,7 @@ def _decades(figures: list[float | None]) -> dict:
         return {}
     low, high = math.floor(math.log10(min(measured))), math.ceil(math.log10(max(measured)))
     ticks = [10.0**k for k in range(low, high + 1)]
-    return {"tickvals": ticks, "ticktext": [ns_text(t) for t in ticks]}
+    return {"tickvals": ticks, "ticktext": [ns_text(t) for t in ticks], "range": [low, high]}  # (log10 units)
 
 
 def rows_summary(v: Vectorised) -> str:
