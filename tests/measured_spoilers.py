@@ -37,7 +37,7 @@ def faster(sentence: str, f: Facts) -> bool:
 def minutes(sentence: str, f: Facts) -> bool:
     if not re.search(r"\b(minutes?|hours?)\b", sentence):
         return False
-    who = {BOTH: r"\bboth\b", NEITHER: r"\bneither\b", REFERENCE: r"\breference\b"}.get(str(f.answer))
+    who = {BOTH: r"\bboth\b", NEITHER: r"\bneither\b", REFERENCE: r"\bloop engine\b"}.get(str(f.answer))
     return bool(re.search(who or re.escape(str(f.answer)), sentence, re.I))
 
 

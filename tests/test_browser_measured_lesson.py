@@ -49,16 +49,16 @@ def check(page, option: str | None = None, number: int | None = None) -> None:
 def test_the_measured_predictions_are_answered_and_the_chart_shows_after_them(wide, measured_url):
     page = wide
     open_app(page, measured_url, LESSON)
-    page.get_by_text("with a batch of 8 rows: the plain loop engine or the vectorised one?").wait_for()
+    page.get_by_text("with a batch of 8 rows: the loop engine or the vectorised one?").wait_for()
     screenshot(page, "measured-720-first-prediction")
     check(page, option="the vectorised engine")
     wrong = page.locator("[data-testid='stAlert']").filter(has_text="Not quite: you said the vectorised engine")
     wrong.wait_for(timeout=30_000)
-    assert "At 8 rows the loop engine took 650 ns a token" in wrong.inner_text()
+    assert "At 8 rows the loop engine took 1.0 µs a token" in wrong.inner_text()
     screenshot(page, "measured-720-wrong")
     check(page, option="the vectorised engine")
-    check(page, option="ScansEveryRequest")
-    page.get_by_text("How does ScansEveryRequest's cost a token grow").first.wait_for(timeout=30_000)
+    check(page, option="ChecksFinishedInAList")
+    page.get_by_text("How does ChecksFinishedInAList's cost a token grow").first.wait_for(timeout=30_000)
     screenshot(page, "measured-720-cause")
     check(page, option="a token's cost grows in proportion to the requests")
     check(page, number=2)
@@ -82,7 +82,7 @@ def test_the_first_prediction_fits_a_phone_s_width(browser, measured_url):
     page = browser.new_page(viewport={"width": 390, "height": 844})
     try:
         open_app(page, measured_url, LESSON)
-        question = page.get_by_text("with a batch of 8 rows: the plain loop engine or the vectorised one?")
+        question = page.get_by_text("with a batch of 8 rows: the loop engine or the vectorised one?")
         question.wait_for()
         question.scroll_into_view_if_needed()
         assert question.bounding_box()["width"] <= 390

@@ -46,30 +46,30 @@ def test_a_learner_predicts_checks_and_reads_this_machine_s_figures(measured):
     assert not app.exception
     asked = [m.value for m in app.markdown if m.value.startswith("**Predict**")]
     assert asked == [
-        "**Predict** (before step 0): Which engine takes less time a token with a batch of 8 rows: the plain "
-        "loop engine or the vectorised one?"
+        "**Predict** (before step 0): Which engine takes less time a token with a batch of 8 rows: the loop "
+        "engine or the vectorised one?"
     ]
     assert "Check this lesson's predictions first" in texts(app)  # the chart waits
     app = check(app, 1, "the vectorised engine")
     wrong = [e.value for e in app.error if "with a batch of 8 rows" in e.value][0]
     assert "**Not quite: you said the vectorised engine, the answer is the loop engine.**" in wrong
-    assert "At 8 rows the loop engine took 650 ns a token and the vectorised one 4.0 µs" in wrong
+    assert "At 8 rows the loop engine took 1.0 µs a token and the vectorised one 1.7 µs" in wrong
     app = check(app, 2, "the vectorised engine")
-    app = check(app, 3, "ScansEveryRequest")
-    assert "ScansEveryRequest would take about 25 minutes and the reference engine 2.1 s" in texts(app)
+    app = check(app, 3, "ChecksFinishedInAList")
+    assert "ChecksFinishedInAList would take about 12 minutes and the loop engine 1.5 s" in texts(app)
     app = check(app, 4, "a token's cost grows in proportion to the requests")
-    assert "went from 2.0 µs to 15 µs (7.5×)" in texts(app)
+    assert "went from 5.0 µs to 73 µs (15×)" in texts(app)
     assert "What happened." not in texts(app)  # the stage's prediction is still open
     app = check(app, 5, 2)
     assert not app.exception
     said = texts(app)
     assert "This lesson: 4/5 right" in said and "**What happened.**" in said
-    assert "On this machine at 8 rows the loop engine took 650 ns a token and the vectorised one 4.0 µs" in said
-    assert "crossover, about 100 rows" in said
+    assert "On this machine at 8 rows the loop engine took 1.0 µs a token and the vectorised one 1.7 µs" in said
+    assert "crossover, about 64 rows" in said
     assert app.get("plotly_chart")  # ns a token against the rows
     table = app.table[0].value
-    assert list(table["engine"]) == ["ScansEveryRequest", "CopiesEveryPrefix"]
-    assert list(table["takes"]) == ["about 25 minutes", "1.5 s"]
+    assert list(table["engine"]) == ["checks-finished-in-a-list", "copies-every-prefix"]
+    assert list(table["takes"]) == ["about 12 minutes", "1.5 s"]
 
 
 def test_without_measurements_the_lesson_says_so_and_asks_its_stage_prediction(measured, tmp_path):

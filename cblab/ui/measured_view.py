@@ -1,7 +1,7 @@
 """The lesson "Will it run in time?" beside its stage: this machine's measurements, drawn from the
 files the benchmarks write (`engine/lab/measured_files.py`), never from figures typed in a lesson.
 
-- ns a token against the rows in the batch, for the plain loop and the vectorised engine (both
+- ns a token against the rows in the batch, for the loop engine (the course's) and the vectorised one (both
   axes logarithmic), with the crossover marked and the figures at the smallest and largest batch;
 - each slow-but-correct engine's whole run at its axis's largest size, beside the reference's.
 
@@ -55,7 +55,7 @@ def render_measured(_scenario=None) -> None:
 def rows_figure(v: Vectorised) -> go.Figure:
     figure = go.Figure()
     for name, figures, colour in (
-        ("plain loop engine", v.loop_ns, LOOP_COLOUR),
+        ("loop engine (the course's)", v.loop_ns, LOOP_COLOUR),
         ("vectorised engine", v.vectorised_ns, VECTORISED_COLOUR),
     ):
         figure.add_scatter(x=v.rows, y=figures, name=name, mode="lines+markers", line={"color": colour})
@@ -102,8 +102,9 @@ def rows_summary(v: Vectorised) -> str:
 
 def slow_summary(s: SlowEngines) -> str:
     return (
-        "Each slow engine below is the plain loop engine with one decision undone, and gives the same outputs; "
-        f"its whole run at the largest size on its axis, beside the reference engine's "
+        "Each slow engine below is a short loop engine of the kind a candidate writes, with one slow decision, and "
+        "gives the same outputs as the loop engine; its whole run at the largest size on its axis, beside the loop "
+        "engine's "
         f"({measured_on(s.measured_on, s.load)}):"
     )
 
@@ -115,7 +116,7 @@ def slow_rows(s: SlowEngines) -> list[dict[str, object]]:
             "grows with": e.axis,
             "at": f"{e.sizes[-1]:,} {e.unit}",
             "takes": seconds_text(e.seconds),
-            "the reference takes": seconds_text(e.reference_seconds),
+            "the loop engine takes": seconds_text(e.reference_seconds),
         }
         for e in s.engines.values()
     ]

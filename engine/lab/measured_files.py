@@ -2,11 +2,12 @@
 
 Two files in `engine/lab/measurements/`, written by the benchmarks and never fetched:
 
-- `vectorised.json` (`python benchmarks/vectorised.py --write`): ns a token of the plain loop
-  engine and of the NumPy vectorised one at 8 to 100,000 rows, and where they cross;
+- `vectorised.json` (`python benchmarks/vectorised.py --write`): ns a token of the loop engine
+  (`engine.BatchInferenceEngine`) and of the NumPy vectorised one at 8 to 100,000 rows, and the
+  fewest rows at which the vectorised one is faster;
 - `slow_zoo.json` (`python benchmarks/slow_zoo.py --write`): each slow-but-correct engine's ns
-  a token along its axis, beside the reference and the plain loop, and the seconds each would
-  take at the axis's largest size.
+  a token along its axis, beside the reference (the loop engine again) and the plain loop, and
+  the seconds each would take at the axis's largest size. Its engines are keyed by name.
 
 `CBL_MEASUREMENTS`, if set, names another folder to read them from (the tests' fixtures).
 A file is read like any upload: a missing, oversized or malformed one is a `MeasurementError`
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,7 @@ WRITERS = {VECTORISED: "python benchmarks/vectorised.py --write", SLOW: "python 
 MAX_BYTES = 200_000  # a measurements file is a few kB
 MAX_POINTS = 64  # sizes on one axis
 MAX_ENGINES = 32
+ENGINE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,59}")  # a class name or a slug ("scans-every-request")
 
 
 class MeasurementError(ValueError):
@@ -42,7 +45,7 @@ class Vectorised:
     rows: tuple[int, ...]
     loop_ns: tuple[float | None, ...]  # ns a token of the loop engine at each row count (None: not run)
     vectorised_ns: tuple[float | None, ...]
-    crossover_rows: int  # the rows above which the vectorised engine is the faster
+    crossover_rows: int | None  # the fewest rows measured at which the vectorised engine is faster (None: never)
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ def read_vectorised(directory: Path | None = None) -> Vectorised:
         rows,
         _figures(field, data, "loop_ns_per_token", len(rows)),
         _figures(field, data, "vectorised_ns_per_token", len(rows)),
-        int(_number(field, data, "crossover_rows")),
+        None if data.get("crossover_rows", 0) is None else int(_number(field, data, "crossover_rows")),
     )
 
 
@@ -92,8 +95,8 @@ def read_slow_engines(directory: Path | None = None) -> SlowEngines:
 
 
 def _slow_engine(field, name: str, data: object) -> SlowEngine:
-    if not isinstance(data, dict) or not name.isidentifier() or len(name) > 60:
-        raise MeasurementError(f"{field('engines')}: {name[:60]!r} must be an engine's class name with a table")
+    if not isinstance(data, dict) or not ENGINE_NAME.fullmatch(name):
+        raise MeasurementError(f"{field('engines')}: {name[:60]!r} must be an engine's name with a table")
     inner = lambda key: field(f"engines.{name}.{key}")  # noqa: E731
     sizes = _sizes(inner, data, "sizes")
     return SlowEngine(
