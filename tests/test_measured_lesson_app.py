@@ -65,7 +65,7 @@ def test_a_learner_predicts_checks_and_reads_this_machine_s_figures(measured):
     said = texts(app)
     assert "This lesson: 4/5 right" in said and "**What happened.**" in said
     assert "On this machine at 8 rows the loop engine took 1.0 µs a token and the vectorised one 1.7 µs" in said
-    assert "crossover, about 64 rows" in said
+    assert "the fewest rows at which the vectorised engine was faster: 64." in said
     assert app.get("plotly_chart")  # ns a token against the rows
     table = app.table[0].value
     assert list(table["engine"]) == ["checks-finished-in-a-list", "copies-every-prefix"]

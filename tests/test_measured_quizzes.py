@@ -9,9 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from cblab.ui.measured_view import rows_figure, rows_summary
 from engine.analysis.quiz import QuizError, grade
 from engine.analysis.replay import Replay
-from engine.lab.measured_files import MEASUREMENTS, SLOW, VECTORISED, MeasurementError, read_slow_engines
+from engine.lab.measured_files import (
+    MEASUREMENTS,
+    SLOW,
+    VECTORISED,
+    MeasurementError,
+    read_slow_engines,
+    read_vectorised,
+)
 from engine.lab.measured_quizzes import growth_options, measured_question
 from engine.lab.quizzes import questions
 from engine.lab.scenario import SCENARIO_DIR, load_scenario, parse_scenario
@@ -247,3 +255,14 @@ def test_the_real_measurements_settle_every_answer_the_lesson_s_words_assume(mon
     assert measured_question("cause", CHECKS).answer == growth_options("requests")[1]
     checks = read_slow_engines().engines[CHECKS_KEY]
     assert (checks.axis, checks.sizes[-1]) == ("requests", 100_000)  # what the lesson's questions say
+
+
+def test_the_chart_s_words_come_from_the_file_and_a_missing_crossover_is_said(tmp_path):
+    never = read_vectorised(written(tmp_path, VECTORISED, lambda d: d.update(crossover_rows=None)))
+    assert "The vectorised engine was faster at none of the row counts measured." in rows_summary(never)
+    assert not rows_figure(never).layout.shapes  # no crossover line
+    said = rows_summary(read_vectorised(FIXTURES))
+    assert said.startswith(
+        "On this machine at 8 rows the loop engine took 1.0 µs a token and the vectorised one 1.7 µs"
+    )
+    assert "at 65,536 rows the loop engine took 650 ns a token and the vectorised one 18 ns" in said

@@ -59,7 +59,8 @@ def rows_figure(v: Vectorised) -> go.Figure:
         ("vectorised engine", v.vectorised_ns, VECTORISED_COLOUR),
     ):
         figure.add_scatter(x=v.rows, y=figures, name=name, mode="lines+markers", line={"color": colour})
-    figure.add_vline(x=v.crossover_rows, line={"color": palette.CURRENT, "dash": "dash"})
+    if v.crossover_rows is not None:
+        figure.add_vline(x=v.crossover_rows, line={"color": palette.CURRENT, "dash": "dash"})
     figure.update_layout(
         xaxis={"title": "rows in the batch", "type": "log", "tickvals": v.rows, "ticktext": [f"{r:,}" for r in v.rows]},
         yaxis={"title": "time a token", "type": "log", **_decades([*v.loop_ns, *v.vectorised_ns])},
@@ -93,9 +94,13 @@ def rows_summary(v: Vectorised) -> str:
     last = both[-1]
     ratio = v.loop_ns[last] / v.vectorised_ns[last]
     faster = f"{times_text(ratio)} faster" if ratio >= 1 else f"{times_text(1 / ratio)} slower"
+    crossing = (
+        "The vectorised engine was faster at none of the row counts measured."
+        if v.crossover_rows is None
+        else f"The dashed line is the fewest rows at which the vectorised engine was faster: {v.crossover_rows:,}."
+    )
     return (
-        f"On this machine {'; '.join(said)} (the vectorised engine {faster} there). The dashed line is the "
-        f"crossover, about {v.crossover_rows:,} rows: below it the loop wins. "
+        f"On this machine {'; '.join(said)} (the vectorised engine {faster} there). {crossing} "
         f"(M{measured_on(v.measured_on, v.load, v.cpu)[1:]}.)"
     )
 
