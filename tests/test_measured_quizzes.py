@@ -98,7 +98,16 @@ def slow(data, **figures):
         (SLOW, lambda d: slow(d, seconds_at_target=90.0), "minutes", CHECKS, "would take 90 s: too near a minute"),
         (SLOW, lambda d: slow(d, reference_seconds_at_target=45.0), "minutes", CHECKS, "45 s: too near"),
         (SLOW, lambda d: slow(d, ns_per_token=[2000.0, 4000.0, 8000.0, None, None]), "cause", CHECKS, "power 0.50"),
-        (SLOW, lambda d: slow(d, ns_per_token=[2000.0, 4000.0, None, None, None]), "cause", CHECKS, "too short"),
+        (SLOW, lambda d: slow(d, ns_per_token=[1000.0, 8000.0, 64000.0, None, None]), "cause", CHECKS, "power 1.50"),
+        (
+            SLOW,
+            lambda d: slow(
+                d, sizes=[1000, 3000, 16000, 64000, 100000], ns_per_token=[2000.0, 4000.0, None, None, None]
+            ),
+            "cause",
+            CHECKS,
+            "too short",
+        ),
         (SLOW, lambda d: slow(d, ns_per_token=[2000.0, None, None, None, None]), "cause", CHECKS, "fewer than"),
         (SLOW, lambda d: None, "cause", "NoSuchEngine", "'NoSuchEngine' is not measured"),
     ],

@@ -11,8 +11,8 @@ The figures are noisy (a loaded machine shared by several processes), so an answ
 that a rerun cannot flip: an ordering by a factor of `ORDER_MARGIN` or more (the two engines are
 measured side by side, round by round), with the row count at least `MARGIN` times from the
 crossover on its side; seconds at least `MARGIN` times a minute or at most a minute over `MARGIN`;
-a growth exponent (0, 1 or 2) read off at least a tenfold range of sizes, clear of the halfway
-values. Figures that do not settle the answer are a `QuizError`, so the lesson's tests fail loudly
+a growth exponent (0, 1 or 2) read off at least a fourfold range of sizes, clear of the halfway
+values by 0.1. Figures that do not settle the answer are a `QuizError`, so the lesson's tests fail loudly
 (tests/test_measured_quizzes.py) instead of grading against noise. The explanation gives the
 figures themselves, so the reveal is always this machine's.
 """
@@ -29,10 +29,10 @@ from .toml_reader import Table
 
 MARGIN = 2.0  # how far from the crossover, or from a minute, a measured answer must be
 ORDER_MARGIN = 1.5  # how much faster the faster engine must be (the two are measured side by side, paired)
-MIN_SPAN = 10  # the sizes a growth is read over, largest / smallest
+MIN_SPAN = 4  # the sizes a growth is read over, largest / smallest (a slow engine's larger sizes may be skipped)
 LOOP, VECTORISED = "the loop engine", "the vectorised engine"  # the loop engine: engine.BatchInferenceEngine
 REFERENCE, BOTH, NEITHER = LOOP, "both", "neither"  # the slow engines' reference is the same engine
-GROWTH_BANDS = ((0, -math.inf, 0.35), (1, 0.65, 1.35), (2, 1.65, math.inf))  # exponent, slope from, slope to
+GROWTH_BANDS = ((0, -math.inf, 0.4), (1, 0.6, 1.4), (2, 1.6, math.inf))  # exponent, slope from, slope to
 READERS = {"faster": read_vectorised, "minutes": read_slow_engines, "cause": read_slow_engines}
 MEASURED_KINDS = tuple(READERS)
 
