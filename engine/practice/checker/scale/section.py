@@ -63,8 +63,8 @@ def run_axis(solution, axis, seconds: float, progress=None) -> AxisResult:
         count = repeats(per_pair)
         left = end - time.monotonic()
         if result.points and per_pair * count > left:
-            count = int(left // per_pair)  # fewer repeats of a long run (its timing is the least noisy)
-            if not count:
+            count = int(max(left, 0) // per_pair)  # fewer repeats of a long run (its timing is the least noisy)
+            if count < 1:
                 result.stopped = f"{size:,} {axis.unit} would take about {per_pair:.3g} s"
                 break
         if progress:
