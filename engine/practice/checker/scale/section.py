@@ -25,6 +25,7 @@ SHARES = {"requests": 0.4, "answer length": 1 / 3, "stop sequences": 0.4, "batch
 MIN_RUN_SECONDS = 0.05  # a size's repeats together should take at least this (else more repeats)
 MAX_REPEATS = 7
 MIN_REPEATS = 3
+SAFETY = 1.5  # a size is run only if this many times its estimate fits in what is left
 
 
 def check_budget(seconds) -> float:
@@ -62,8 +63,8 @@ def run_axis(solution, axis, seconds: float, progress=None) -> AxisResult:
         per_pair = _estimate(result, size, tokens)
         count = repeats(per_pair)
         left = end - time.monotonic()
-        if result.points and per_pair * count > left:
-            count = int(max(left, 0) // per_pair)  # fewer repeats of a long run (its timing is the least noisy)
+        if result.points and SAFETY * per_pair * count > left:
+            count = int(max(left, 0) // (SAFETY * per_pair))  # fewer repeats of a long run (the least noisy)
             if count < 1:
                 result.stopped = f"{size:,} {axis.unit} would take about {per_pair:.3g} s"
                 break
