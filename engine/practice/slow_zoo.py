@@ -3,14 +3,18 @@
 Every class here is `PlainLoopEngine` (in parts, `plain_loop_parts.py`) with exactly one
 decision replaced by a slow but correct one, written the way a candidate writes it: each
 passes every checker case, and only the scale section (`checker/scale/`) tells it from the
-plain loop, by a cost per token that grows along one axis. `SLOW_BUGS` (`slow_bugs.py`) says,
-for each, what grows, what it costs at the axis's target and the fix. The measured costs
-are stored in `engine/lab/measurements/slow_zoo.json` (`benchmarks/slow_zoo.py --write`).
+plain loop, by a cost per token that grows along one axis. `SLOW_BUGS` says, for each, what
+grows, what it costs at the axis's target and the fix; `changed_code` gives each changed
+method beside the plain one. The measured costs are stored in
+`engine/lab/measurements/slow_zoo.json` (`benchmarks/slow_zoo.py --write`).
 """
 
 from __future__ import annotations
 
 import heapq
+import inspect
+import textwrap
+from dataclasses import dataclass
 from functools import cached_property
 
 from .plain_loop import Row
@@ -68,32 +72,12 @@ class ChecksFinishedInAList(PlainLoopInParts):
         return [slot for slot, row in enumerate(self.slots) if row is not None and row not in self.finished]
 
 
-class PopsTheFrontOfAList(PlainLoopInParts):
-    """Queues the waiting requests in a list and admits the head with `pop(0)`.
-
-    Slow line: `self.waiting.pop(0)` in `next_waiting`: it shifts every request behind the head,
-    O(waiting) an admission. Fix: a `deque` and `popleft()`.
-    """
-
-    def __init__(self, model, batch_size: int, stop_token: int | None):
-        super().__init__(model, batch_size, stop_token)
-        self.waiting = []
-
-    def next_waiting(self) -> Row:
-        return self.waiting.pop(0)
-
-
 class RowWithStopList(Row):
     __slots__ = ("stop_sequences",)
 
     def __init__(self, prompt_tokens, max_tokens, callback, stop_sequences):
         super().__init__(prompt_tokens, max_tokens, callback, stop_sequences)
         self.stop_sequences = [list(stop) for stop in stop_sequences or ()]
-
-
-def contains(tokens: list[int], part: list[int]) -> bool:
-    """Whether `part` stands anywhere in `tokens`."""
-    return any(tokens[i : i + len(part)] == part for i in range(len(tokens) - len(part) + 1))
 
 
 class WholeOutputSearch(RowWithStopList):
@@ -103,15 +87,16 @@ class WholeOutputSearch(RowWithStopList):
         generated = self.tokens[self.prompt_len :]
         if generated[-1] == stop_token:
             return True
-        if any(contains(generated, stop) for stop in self.stop_sequences):
-            return True
+        for stop in self.stop_sequences:
+            if any(generated[i : i + len(stop)] == stop for i in range(len(generated) - len(stop) + 1)):
+                return True
         return len(generated) >= self.max_tokens
 
 
 class SearchesTheWholeOutput(PlainLoopInParts):
     """Searches the whole generated output for each stop sequence after every token.
 
-    Slow line: `any(contains(generated, stop) ...)` in `WholeOutputSearch.finished`: O(answer length)
+    Slow line: `any(generated[i : i + len(stop)] == stop ...)` in `WholeOutputSearch.finished`: O(answer length)
     a token, so O(length²) an answer. Fix: only the tail can have just completed a stop sequence:
     compare `tokens[-len(stop):]`, or look the tail up in a dict by length.
     """
@@ -152,3 +137,101 @@ class CopiesEveryPrefix(PlainLoopInParts):
 
     def batch(self, running: list[int]) -> list[list[int]]:
         return [list(self.slots[slot].tokens) for slot in running]
+
+
+PATTERNS = {  # the slow patterns a candidate writes: the page's prediction offers all of them
+    "scans every request": "It scans every request ever submitted, every step.",
+    "in on a list": "It asks `x in some_list`, a scan of the list, where a set (or nothing) belongs.",
+    "pop(0) queue": "It takes the head of the waiting queue with `list.pop(0)`.",
+    "searches the whole output": "It searches the whole generated output for each stop sequence.",
+    "copies every prefix": "It copies every row's tokens to build the batch, every step.",
+    "compares every stop sequence": "It compares the tail with every stop sequence, every token.",
+}
+
+
+@dataclass(frozen=True)
+class SlowBug:
+    engine: type[PlainLoopInParts]
+    axis: str  # the scale axis it is slow along (a name of `checker.scale.workloads.AXES`)
+    pattern: str  # a key of PATTERNS
+    title: str
+    why: str  # what grows, and what it costs at the axis's target
+    fix: str
+
+
+SLOW_BUGS = {
+    "scans-every-request": SlowBug(
+        ScansEveryRequest,
+        "requests",
+        "scans every request",
+        "Every request scanned, every step",
+        "All requests ever submitted stay in one list, and every step walks the whole of it to find the waiting "
+        "ones: the work of a step grows with the number of requests, so the cost of a token does too. With 100,000 "
+        "requests of 16 tokens at 64 slots there are 25,000 steps of 100,000 rows each.",
+        "Keep only the waiting requests, in a deque, and popleft() them into free slots: O(1) an admission.",
+    ),
+    "checks-finished-in-a-list": SlowBug(
+        ChecksFinishedInAList,
+        "requests",
+        "in on a list",
+        "`row not in self.finished`, a list",
+        "The finished requests are kept in a list, and building the batch asks `row not in self.finished` for each "
+        "of the 64 rows, every step: each `in` compares the row with every request finished so far, so a token costs "
+        "O(requests) comparisons, tens of thousands of them at 100,000 requests.",
+        "Use a set for a membership test; here, none is needed: a finished row has already left its slot.",
+    ),
+    "searches-the-whole-output": SlowBug(
+        SearchesTheWholeOutput,
+        "answer length",
+        "searches the whole output",
+        "The whole output searched for a stop sequence",
+        "After every token, each stop sequence is searched for in the whole generated output, so a token costs "
+        "O(answer length) and an answer of 4,096 tokens O(4,096²) comparisons, though only the newest token can have "
+        "completed a stop sequence.",
+        "Compare only the tail, tokens[-len(stop):], or look it up in a dict by length (or run an Aho-Corasick "
+        "automaton): O(1) a token.",
+    ),
+    "copies-every-prefix": SlowBug(
+        CopiesEveryPrefix,
+        "answer length",
+        "copies every prefix",
+        "Every prefix copied into the batch",
+        "Each step the batch is built from a copy of every row's tokens, prompt and all, so a row costs O(its length) "
+        "a step: a token of a 4,096-token answer costs a copy of up to 4,096 tokens.",
+        "Hand the model each row's own list (it only reads it), and append the new token to it in place.",
+    ),
+    "compares-every-stop-sequence": SlowBug(
+        ComparesEveryStopSequence,
+        "stop sequences",
+        "compares every stop sequence",
+        "The tail compared with every stop sequence",
+        "After every token the tail is sliced and compared with each stop sequence in turn, so a token costs "
+        "O(number of stop sequences): 64 slices and comparisons a token with 64 stop sequences.",
+        "Group the stop sequences by length in a dict of sets and look the tail up once a length "
+        "(plain_loop.stop_index), or match with an Aho-Corasick automaton.",
+    ),
+}
+
+
+def _source(function) -> str:
+    return textwrap.dedent(inspect.getsource(function))
+
+
+def changed_code(name: str) -> list[tuple[str, str, str | None]]:
+    """(method, the slow engine's source, the plain loop's source or None if it has none) of each method the
+    slow engine (or its row type) defines."""
+    engine, changed = SLOW_BUGS[name].engine, []
+    pairs = [(engine, PlainLoopInParts)]
+    if engine.row_type is not PlainLoopInParts.row_type:
+        pairs.append((engine.row_type, Row))
+    for slow, plain in pairs:
+        own_members = {}
+        for cls in reversed(slow.__mro__[: slow.__mro__.index(plain)]):  # the row's parent class first
+            own_members.update({member: (cls, value) for member, value in vars(cls).items()})
+        for member, (cls, value) in own_members.items():
+            function = value.func if isinstance(value, cached_property) else value
+            if inspect.isfunction(function):
+                own = getattr(plain, member, None)
+                title = f"{cls.__name__}.{member}"
+                changed.append((title, _source(function), _source(own) if inspect.isfunction(own) else None))
+    return changed
