@@ -166,8 +166,9 @@ SLOW_BUGS = {
         "scans every request",
         "Every request scanned, every step",
         "All requests ever submitted stay in one list, and every step walks the whole of it to find the waiting "
-        "ones: the work of a step grows with the number of requests, so the cost of a token does too. With 100,000 "
-        "requests of 16 tokens at 64 slots there are 25,000 steps of 100,000 rows each.",
+        "ones: the work of a step grows with the number of requests, so the cost of a token does too. 100,000 "
+        "requests of 16 tokens at 64 slots take 25,000 steps of 100,000 rows each, 2.5 billion visits: over two "
+        "minutes of CPU, where the reference engine takes seconds.",
         "Keep only the waiting requests, in a deque, and popleft() them into free slots: O(1) an admission.",
     ),
     "checks-finished-in-a-list": SlowBug(
@@ -177,7 +178,8 @@ SLOW_BUGS = {
         "`row not in self.finished`, a list",
         "The finished requests are kept in a list, and building the batch asks `row not in self.finished` for each "
         "of the 64 rows, every step: each `in` compares the row with every request finished so far, so a token costs "
-        "O(requests) comparisons, tens of thousands of them at 100,000 requests.",
+        "O(requests) comparisons: at 100,000 requests, 25,000 steps of 64 scans of 50,000 rows on average, 80 billion "
+        "comparisons, some twenty minutes of CPU.",
         "Use a set for a membership test; here, none is needed: a finished row has already left its slot.",
     ),
     "searches-the-whole-output": SlowBug(
@@ -186,8 +188,8 @@ SLOW_BUGS = {
         "searches the whole output",
         "The whole output searched for a stop sequence",
         "After every token, each stop sequence is searched for in the whole generated output, so a token costs "
-        "O(answer length) and an answer of 4,096 tokens O(4,096²) comparisons, though only the newest token can have "
-        "completed a stop sequence.",
+        "O(answer length) and an answer O(length²): 64 answers of 4,096 tokens make about a billion slice "
+        "comparisons, minutes of CPU, though only the newest token can have completed a stop sequence.",
         "Compare only the tail, tokens[-len(stop):], or look it up in a dict by length (or run an Aho-Corasick "
         "automaton): O(1) a token.",
     ),
@@ -197,7 +199,9 @@ SLOW_BUGS = {
         "copies every prefix",
         "Every prefix copied into the batch",
         "Each step the batch is built from a copy of every row's tokens, prompt and all, so a row costs O(its length) "
-        "a step: a token of a 4,096-token answer costs a copy of up to 4,096 tokens.",
+        "a step: a token of a 4,096-token answer costs a copy of 2,000 tokens on average. A copy is a fast memcpy, so "
+        "at 4,096 tokens this is only 4 to 5 times the plain loop's cost a token, but it grows with the length "
+        "without bound.",
         "Hand the model each row's own list (it only reads it), and append the new token to it in place.",
     ),
     "compares-every-stop-sequence": SlowBug(
@@ -206,7 +210,8 @@ SLOW_BUGS = {
         "compares every stop sequence",
         "The tail compared with every stop sequence",
         "After every token the tail is sliced and compared with each stop sequence in turn, so a token costs "
-        "O(number of stop sequences): 64 slices and comparisons a token with 64 stop sequences.",
+        "O(number of stop sequences): with 64 stop sequences, 64 slices and comparisons a token, about 13 times the "
+        "reference engine's whole cost a token.",
         "Group the stop sequences by length in a dict of sets and look the tail up once a length "
         "(plain_loop.stop_index), or match with an Aho-Corasick automaton.",
     ),
