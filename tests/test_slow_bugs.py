@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cblab.ui.slow_bugs import QUESTION, figure, measurements
-from engine.practice.slow_zoo import PATTERNS, SLOW_BUGS
+from engine.practice.slow_zoo import PATTERNS, SLOW_BUGS, changed_code
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 
@@ -36,6 +36,8 @@ def test_the_answer_waits_for_a_prediction():
     app.selectbox(key="slow_bug").set_value("copies-every-prefix").run()
     assert QUESTION in text_of(app) and not slow_charts(app)
     assert SLOW_BUGS["copies-every-prefix"].fix not in text_of(app)
+    ((_, slow, plain),) = changed_code("copies-every-prefix")
+    assert slow in text_of(app) and plain not in text_of(app)  # the candidate's code, not yet the plain one
     assert list(app.radio(key="slow_guess").options) == [PATTERNS[p] for p in PATTERNS]
     app.button(key="slow_check").click().run()  # no prediction picked: still the question
     assert "Pick one of the patterns first" in text_of(app) and not slow_charts(app)
@@ -53,7 +55,8 @@ def test_a_right_prediction_reveals_the_fix_the_code_and_the_chart(name):
     names = [trace["name"] for trace in chart["data"]]
     assert {SLOW_BUGS[name].title, "reference engine", "plain loop"} <= set(names)
     assert chart["layout"]["xaxis"]["type"] == "log"
-    assert len(app.code) >= 2  # the slow method and the plain one beside it
+    shown = "\n".join(m.value for m in app.markdown)
+    assert all(slow in shown and (plain is None or plain in shown) for _, slow, plain in changed_code(name))
 
 
 def test_a_wrong_prediction_names_the_right_pattern_and_a_new_engine_asks_again():
