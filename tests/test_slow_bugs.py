@@ -35,6 +35,8 @@ def test_the_answer_waits_for_a_prediction():
     app = practice_app()
     app.selectbox(key="slow_bug").set_value("copies-every-prefix").run()
     assert QUESTION in text_of(app) and not slow_charts(app)
+    options = app.selectbox(key="slow_bug").options
+    assert not {bug.title for bug in SLOW_BUGS.values()} & set(options)  # the picker does not give the answer away
     assert SLOW_BUGS["copies-every-prefix"].fix not in text_of(app)
     ((_, slow, plain),) = changed_code("copies-every-prefix")
     assert slow in text_of(app) and plain not in text_of(app)  # the candidate's code, not yet the plain one

@@ -97,9 +97,9 @@ def render_code(name: str, revealed: bool) -> None:
 def render_answer(name: str, guess: str) -> None:
     bug, entry = SLOW_BUGS[name], measurements()["engines"][name]
     if guess == bug.pattern:
-        st.success(f"Right: {PATTERNS[guess]}")
+        st.success(f"Right: {PATTERNS[guess]} ({bug.title})")
     else:
-        st.error(f"Not this one. {PATTERNS[bug.pattern]}")
+        st.error(f"Not this one. {PATTERNS[bug.pattern]} ({bug.title})")
     st.markdown(f"**Why it is slow.** {bug.why}  \n**The fix.** {bug.fix}")
     render_code(name, revealed=True)
     st.plotly_chart(figure(entry, bug.title), key="slow_chart")
@@ -115,11 +115,14 @@ def caption(entry: dict, figures: dict) -> str:
     )
 
 
+def label(name: str) -> str:
+    """The picker's name for an engine: a number, since the title would give the answer away."""
+    return f"Candidate {list(SLOW_BUGS).index(name) + 1}"
+
+
 def render_slow_bugs() -> None:
     """Pick a slow engine, read its code, predict the pattern; checking reveals the rest."""
-    name = st.selectbox(
-        "A correct but slow engine", list(SLOW_BUGS), key="slow_bug", format_func=lambda n: SLOW_BUGS[n].title
-    )
+    name = st.selectbox("A correct but slow engine", list(SLOW_BUGS), key="slow_bug", format_func=label)
     if st.session_state.get("slow_for") != name:  # a new engine: a fresh question
         st.session_state["slow_for"], st.session_state["slow_guess"] = name, None
     guess = answered(name)
