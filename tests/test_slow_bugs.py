@@ -66,7 +66,7 @@ def test_a_wrong_prediction_names_the_right_pattern_and_a_new_engine_asks_again(
     app.selectbox(key="slow_bug").set_value("scans-every-request").run()
     app.radio(key="slow_guess").set_value(wrong_pattern("scans-every-request")).run()
     app.button(key="slow_check").click().run()
-    assert app.error and PATTERNS["scans every request"] in app.error[0].value
+    assert app.error and PATTERNS[SLOW_BUGS["scans-every-request"].pattern] in app.error[0].value
     assert slow_charts(app)
     app.selectbox(key="slow_bug").set_value("compares-every-stop-sequence").run()
     assert not slow_charts(app) and app.radio(key="slow_guess").value is None

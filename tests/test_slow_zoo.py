@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.practice.checker.scale.patterns import CATALOGUE
 from engine.practice.checker.scale.workloads import AXIS_BY_NAME, PROMPT, STOP_TOKEN, ScaleModel
 from engine.practice.plain_loop import PlainLoopEngine
 from engine.practice.plain_loop_parts import PlainLoopInParts
@@ -152,6 +153,21 @@ def test_every_slow_bug_names_an_axis_a_pattern_and_its_changed_code():
         assert issubclass(bug.engine, PlainLoopInParts) and bug.engine.__doc__ and "Fix:" in bug.engine.__doc__
         assert changed_code(name) and all(slow != plain for _, slow, plain in changed_code(name)), name
     assert len({bug.pattern for bug in SLOW_BUGS.values()}) == len(SLOW_BUGS) >= 4
+
+
+def test_the_patterns_are_the_scale_sections_catalogue():
+    """The page offers exactly the patterns the scale section can name, under the same names."""
+    assert list(PATTERNS) == [
+        "scanning every request each step",
+        "`in` on a list",
+        "list.pop(0) queue",
+        "searching the whole output for a stop sequence",
+        "copying every prefix each step",
+        "comparing the tail with every stop sequence",
+    ]
+    assert set(PATTERNS) == {pattern.name for pattern in CATALOGUE}
+    for bug in SLOW_BUGS.values():
+        assert bug.axis in next(p for p in CATALOGUE if p.name == bug.pattern).axes, bug.title
 
 
 def test_changed_code_pairs_the_slow_batch_with_the_plain_one():

@@ -140,13 +140,13 @@ class CopiesEveryPrefix(PlainLoopInParts):
         return [list(self.slots[slot].tokens) for slot in running]
 
 
-PATTERNS = {  # the slow patterns a candidate writes: the page's prediction offers all of them
-    "scans every request": "It scans every request ever submitted, every step.",
-    "in on a list": "It asks `x in some_list`, a scan of the list, where a set (or nothing) belongs.",
-    "pop(0) queue": "It takes the head of the waiting queue with `list.pop(0)`.",
-    "searches the whole output": "It searches the whole generated output for each stop sequence.",
-    "copies every prefix": "It copies every row's tokens to build the batch, every step.",
-    "compares every stop sequence": "It compares the tail with every stop sequence, every token.",
+PATTERNS = {  # the scale section's catalogue (checker/scale/patterns.py), as the page's prediction offers them
+    "scanning every request each step": "It scans every request ever submitted, every step.",
+    "`in` on a list": "It asks `x in some_list`, a scan of the list, where a set (or nothing) belongs.",
+    "list.pop(0) queue": "It takes the head of the waiting queue with `list.pop(0)`.",
+    "searching the whole output for a stop sequence": "It searches the whole generated output for each stop sequence.",
+    "copying every prefix each step": "It copies every row's tokens to build the batch, every step.",
+    "comparing the tail with every stop sequence": "It compares the tail with every stop sequence, every token.",
 }
 
 
@@ -154,7 +154,7 @@ PATTERNS = {  # the slow patterns a candidate writes: the page's prediction offe
 class SlowBug:
     engine: type[PlainLoopInParts]
     axis: str  # the scale axis it is slow along (a name of `checker.scale.workloads.AXES`)
-    pattern: str  # a key of PATTERNS
+    pattern: str  # a key of PATTERNS: the name of the scale section's pattern that catches it
     title: str
     why: str  # what grows, and what it costs at the axis's target
     fix: str
@@ -164,7 +164,7 @@ SLOW_BUGS = {
     "scans-every-request": SlowBug(
         ScansEveryRequest,
         "requests",
-        "scans every request",
+        "scanning every request each step",
         "Every request scanned, every step",
         "All requests ever submitted stay in one list, and every step walks the whole of it to find the waiting "
         "ones: the work of a step grows with the number of requests, so the cost of a token does too. 100,000 "
@@ -175,7 +175,7 @@ SLOW_BUGS = {
     "checks-finished-in-a-list": SlowBug(
         ChecksFinishedInAList,
         "requests",
-        "in on a list",
+        "`in` on a list",
         "`row not in self.finished`, a list",
         "The finished requests are kept in a list, and building the batch asks `row not in self.finished` for each "
         "of the 64 rows, every step: each `in` compares the row with every request finished so far, so a token costs "
@@ -186,7 +186,7 @@ SLOW_BUGS = {
     "searches-the-whole-output": SlowBug(
         SearchesTheWholeOutput,
         "answer length",
-        "searches the whole output",
+        "searching the whole output for a stop sequence",
         "The whole output searched for a stop sequence",
         "After every token, each stop sequence is searched for in the whole generated output, so a token costs "
         "O(answer length) and an answer O(length²): 64 answers of 4,096 tokens make about a billion slice "
@@ -197,7 +197,7 @@ SLOW_BUGS = {
     "copies-every-prefix": SlowBug(
         CopiesEveryPrefix,
         "answer length",
-        "copies every prefix",
+        "copying every prefix each step",
         "Every prefix copied into the batch",
         "Each step the batch is built from a copy of every row's tokens, prompt and all, so a row costs O(its length) "
         "a step: a token of a 4,096-token answer costs a copy of 2,000 tokens on average. A copy is a fast memcpy, so "
@@ -208,7 +208,7 @@ SLOW_BUGS = {
     "compares-every-stop-sequence": SlowBug(
         ComparesEveryStopSequence,
         "stop sequences",
-        "compares every stop sequence",
+        "comparing the tail with every stop sequence",
         "The tail compared with every stop sequence",
         "After every token the tail is sliced and compared with each stop sequence in turn, so a token costs "
         "O(number of stop sequences): with 64 stop sequences, 64 slices and comparisons a token, about 13 times the "
