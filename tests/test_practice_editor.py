@@ -36,7 +36,9 @@ def test_pasted_code_runs_with_a_scrubbed_environment(monkeypatch, tmp_path):
     assert not app.exception
     lines = app.code[0].value.splitlines()
     assert f"{len(fixed_cases())} passed, 0 failed" in lines
-    assert lines[lines.index(f"{len(fixed_cases())} passed, 0 failed") + 1].startswith("Scale: CPU time per generated token")
+    assert lines[lines.index(f"{len(fixed_cases())} passed, 0 failed") + 1].startswith(
+        "Scale: CPU time per generated token"
+    )
     environment, solution = json.loads(report.read_text())
     assert set(environment) == {"PATH", "LANG", "PYTHONPATH", "HOME", *THREAD_VARIABLES}
     assert environment["LANG"] == "C.UTF-8" and environment["PYTHONPATH"] == str(ROOT)
