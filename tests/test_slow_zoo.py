@@ -18,10 +18,9 @@ from hypothesis import strategies as st
 from engine.practice.checker.scale.patterns import CATALOGUE
 from engine.practice.checker.scale.workloads import AXIS_BY_NAME, PROMPT, STOP_TOKEN, ScaleModel
 from engine.practice.plain_loop import PlainLoopEngine
-from engine.practice.plain_loop_parts import PlainLoopInParts
 from engine.practice.slow_zoo import PATTERNS, SLOW_BUGS, changed_code
 
-ENGINES = [PlainLoopInParts] + [bug.engine for bug in SLOW_BUGS.values()]
+ENGINES = [PlainLoopEngine] + [bug.engine for bug in SLOW_BUGS.values()]
 
 
 def tiny_model(batch):
@@ -150,7 +149,7 @@ def test_the_plain_loop_copies_no_prefix():
 def test_every_slow_bug_names_an_axis_a_pattern_and_its_changed_code():
     for name, bug in SLOW_BUGS.items():
         assert bug.axis in AXIS_BY_NAME and bug.pattern in PATTERNS, name
-        assert issubclass(bug.engine, PlainLoopInParts) and bug.engine.__doc__ and "Fix:" in bug.engine.__doc__
+        assert issubclass(bug.engine, PlainLoopEngine) and bug.engine.__doc__ and "Fix:" in bug.engine.__doc__
         assert changed_code(name) and all(slow != plain for _, slow, plain in changed_code(name)), name
     assert len({bug.pattern for bug in SLOW_BUGS.values()}) == len(SLOW_BUGS) >= 4
 

@@ -1,6 +1,6 @@
 """The slow zoo: correct engines whose cost a token grows with one size, each with one slow decision.
 
-Every class here is `PlainLoopEngine` (in parts, `plain_loop_parts.py`) with exactly one
+Every class here is `PlainLoopEngine` (`plain_loop.py`, each decision a method) with exactly one
 decision replaced by a slow but correct one, written the way a candidate writes it: each
 passes every checker case, and only the scale section (`checker/scale/`) tells it from the
 plain loop, by a cost per token that grows along one axis. `SLOW_BUGS` says, for each, what
@@ -18,15 +18,14 @@ import textwrap
 from dataclasses import dataclass
 from functools import cached_property
 
-from .plain_loop import Row
-from .plain_loop_parts import PlainLoopInParts
+from .plain_loop import PlainLoopEngine, Row
 
 
 class TrackedRow(Row):
     __slots__ = ("waiting",)
 
 
-class ScansEveryRequest(PlainLoopInParts):
+class ScansEveryRequest(PlainLoopEngine):
     """Keeps every request ever submitted in one list and scans it for the waiting ones, every step.
 
     Slow line: `for row in self.requests:` in `admit` (and `any(...)` in `run`): O(requests) a step.
@@ -54,7 +53,7 @@ class ScansEveryRequest(PlainLoopInParts):
                 self.slots[heapq.heappop(self.free)] = row
 
 
-class ChecksFinishedInAList(PlainLoopInParts):
+class ChecksFinishedInAList(PlainLoopEngine):
     """Keeps the finished requests in a list and leaves them out of the batch with `row not in self.finished`.
 
     Slow line: `row not in self.finished` in `running`: a scan of every request finished so far,
@@ -94,7 +93,7 @@ class WholeOutputSearch(RowWithStopList):
         return len(generated) >= self.max_tokens
 
 
-class SearchesTheWholeOutput(PlainLoopInParts):
+class SearchesTheWholeOutput(PlainLoopEngine):
     """Searches the whole generated output for each stop sequence after every token.
 
     Slow line: `any(generated[i : i + len(stop)] == stop ...)` in `WholeOutputSearch.finished`: O(answer length)
@@ -118,7 +117,7 @@ class EveryStopCompared(RowWithStopList):
         return generated >= self.max_tokens
 
 
-class ComparesEveryStopSequence(PlainLoopInParts):
+class ComparesEveryStopSequence(PlainLoopEngine):
     """Compares the tail with every stop sequence after every token.
 
     Slow line: `for stop in self.stop_sequences:` in `EveryStopCompared.finished`: O(stop sequences)
@@ -129,7 +128,7 @@ class ComparesEveryStopSequence(PlainLoopInParts):
     row_type = EveryStopCompared
 
 
-class CopiesEveryPrefix(PlainLoopInParts):
+class CopiesEveryPrefix(PlainLoopEngine):
     """Copies every row's tokens to build the batch, each step.
 
     Slow line: `list(self.slots[slot].tokens)` in `batch`: O(answer length) a row a step.
@@ -152,7 +151,7 @@ PATTERNS = {  # the scale section's catalogue (checker/scale/patterns.py), as th
 
 @dataclass(frozen=True)
 class SlowBug:
-    engine: type[PlainLoopInParts]
+    engine: type[PlainLoopEngine]
     axis: str  # the scale axis it is slow along (a name of `checker.scale.workloads.AXES`)
     pattern: str  # a key of PATTERNS: the name of the scale section's pattern that catches it
     title: str
@@ -227,8 +226,8 @@ def changed_code(name: str) -> list[tuple[str, str, str | None]]:
     """(method, the slow engine's source, the plain loop's source or None if it has none) of each method the
     slow engine (or its row type) defines."""
     engine, changed = SLOW_BUGS[name].engine, []
-    pairs = [(engine, PlainLoopInParts)]
-    if engine.row_type is not PlainLoopInParts.row_type:
+    pairs = [(engine, PlainLoopEngine)]
+    if engine.row_type is not PlainLoopEngine.row_type:
         pairs.append((engine.row_type, Row))
     for slow, plain in pairs:
         own_members = {}
