@@ -15,6 +15,8 @@ from .checks import CHECKS, Finding
 from .divergence import first_divergence
 from .hints import ADAPTERS
 from .rows import outputs
+from .scale.verdict import AxisResult
+from .scale.wording import scale_json, scale_lines
 from .trace import FILLER, Trace
 
 NO_STOPS = "stop sequences"
@@ -52,6 +54,9 @@ class Report:
     generated_simplified: int = 0  # generated workloads run simplified (`cases.simpler_variants`)
     budget: float | None = None  # seconds per generated workload once a case hung (None: the usual limit)
     generated_note: str = ""  # why no generated workload ran
+    scale: list[AxisResult] = field(default_factory=list)  # the scale section's axes (scale/), if it ran
+    scale_note: str = ""  # why the scale section did not run
+    scale_seconds: float = 0.0
 
     @property
     def failed(self) -> list[CaseResult]:
@@ -59,7 +64,7 @@ class Report:
 
     @property
     def exit_status(self) -> int:
-        return 1 if self.failed else 0
+        return 1 if self.failed or any(axis.verdict in ("SLOW", "FAIL") for axis in self.scale) else 0
 
     def not_supported(self, what: str, why: str, case: str) -> None:
         self.unsupported.setdefault(what, [why]).append(case)
@@ -75,6 +80,7 @@ def format_report(report: Report) -> str:
     passed = len(report.results) - len(report.failed)
     summary = f"{passed} passed, {len(report.failed)} failed"
     lines.append(summary + (f", {len(report.skipped)} skipped" if report.skipped else ""))
+    lines += scale_lines(report.scale, report.scale_note, report.scale_seconds)
     return "\n".join(lines)
 
 
@@ -166,4 +172,5 @@ def report_json(report: Report) -> dict:
             "simplified": report.generated_simplified,
             "seconds_each": report.budget,
         },
+        "scale": scale_json(report.scale, report.scale_note, report.scale_seconds),
     }
