@@ -30,7 +30,7 @@ def render_measurement_notice() -> None:
     if problems:
         st.warning(
             "This lesson's predictions about speed are graded from this machine's measurements, and they are "
-            "left out until the measurements are here: " + " ".join(problems),
+            "left out until the measurements are here: " + " ".join(f"{problem}." for problem in problems),
             icon=":material/speed:",
         )
 
