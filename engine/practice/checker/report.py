@@ -59,7 +59,21 @@ class Report:
 
     @property
     def exit_status(self) -> int:
-        return 1 if self.failed else 0
+        """1 a check failed, 2 nothing was checked (`nothing_checked`), else 0."""
+        return 1 if self.failed else 2 if self.nothing_checked else 0
+
+    @property
+    def nothing_checked(self) -> str:
+        """Why no case was checked at all (every one skipped or declined); "" once one case ran."""
+        if self.results or self.generated:
+            return ""
+        declined = self.generated_unsupported
+        generated = (
+            f"{declined} generated workload{'s' * (declined != 1)} declined by the solution's adapter"
+            if declined
+            else f"generated workloads not run: {self.generated_note or 'none could be run'}"
+        )
+        return f"{len(self.skipped)} case{'s' * (len(self.skipped) != 1)} skipped, {generated}"
 
     def not_supported(self, what: str, why: str, case: str) -> None:
         self.unsupported.setdefault(what, [why]).append(case)
@@ -75,7 +89,14 @@ def format_report(report: Report) -> str:
     passed = len(report.results) - len(report.failed)
     summary = f"{passed} passed, {len(report.failed)} failed"
     lines.append(summary + (f", {len(report.skipped)} skipped" if report.skipped else ""))
-    return "\n".join(lines)
+    return "\n".join(lines + _nothing_checked_lines(report))
+
+
+def _nothing_checked_lines(report: Report) -> list[str]:
+    """Nothing run must not read as a pass."""
+    if not report.nothing_checked:
+        return []
+    return [f"NOTHING CHECKED: {report.nothing_checked}; no case ran, so this is not a pass (exit status 2)"]
 
 
 def _unsupported_line(what: str, why: str, cases: list[str]) -> str:
@@ -158,6 +179,7 @@ def report_json(report: Report) -> dict:
             for r in report.failed
         ],
         "skipped": report.skipped,
+        "nothing_checked": report.nothing_checked or None,
         "unsupported": {what: {"why": why, "cases": cases} for what, (why, *cases) in report.unsupported.items()},
         "generated": {
             "run": report.generated,
