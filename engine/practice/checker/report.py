@@ -52,6 +52,7 @@ class Report:
     generated_simplified: int = 0  # generated workloads run simplified (`cases.simpler_variants`)
     budget: float | None = None  # seconds per generated workload once a case hung (None: the usual limit)
     generated_note: str = ""  # why no generated workload ran
+    optional: list = field(default_factory=list)  # optional.OptionalResult of each optional check
 
     @property
     def failed(self) -> list[CaseResult]:
@@ -60,7 +61,7 @@ class Report:
     @property
     def exit_status(self) -> int:
         """1 a check failed, 2 nothing was checked (`nothing_checked`), else 0."""
-        return 1 if self.failed else 2 if self.nothing_checked else 0
+        return 1 if self.failed or any(o.failed for o in self.optional) else 2 if self.nothing_checked else 0
 
     @property
     def nothing_checked(self) -> str:
@@ -86,6 +87,7 @@ def format_report(report: Report) -> str:
     lines += [f"  SKIP  {skipped}" for skipped in report.skipped]
     lines += [_unsupported_line(what, why, cases) for what, (why, *cases) in report.unsupported.items()]
     lines += _generated_lines(report)
+    lines += _optional_lines(report)
     passed = len(report.results) - len(report.failed)
     summary = f"{passed} passed, {len(report.failed)} failed"
     lines.append(summary + (f", {len(report.skipped)} skipped" if report.skipped else ""))
@@ -97,6 +99,17 @@ def _nothing_checked_lines(report: Report) -> list[str]:
     if not report.nothing_checked:
         return []
     return [f"NOTHING CHECKED: {report.nothing_checked}; no case ran, so this is not a pass (exit status 2)"]
+
+
+def _optional_lines(report: Report) -> list[str]:
+    """The optional checks, each PASS, FAIL or -- with its reason."""
+    if not report.optional:
+        return []
+    lines = ["  optional checks (a FAIL only where the solution claims the feature):"]
+    for result in report.optional:
+        reason = f": {result.reason}" if result.reason else ""
+        lines.append(f"    {result.status:<4}  {result.name}: {result.title}{reason}")
+    return lines
 
 
 def _unsupported_line(what: str, why: str, cases: list[str]) -> str:
@@ -181,6 +194,7 @@ def report_json(report: Report) -> dict:
         "skipped": report.skipped,
         "nothing_checked": report.nothing_checked or None,
         "unsupported": {what: {"why": why, "cases": cases} for what, (why, *cases) in report.unsupported.items()},
+        "optional": [{"name": o.name, "status": o.status, "reason": o.reason} for o in report.optional],
         "generated": {
             "run": report.generated,
             "excluded": report.excluded,

@@ -9,6 +9,7 @@ after a hang each gets `AFTER_A_HANG` seconds instead of the full limit. They st
 adapter declines (`adapting.Unsupported`) is simplified until it is accepted
 (`cases.simpler_variants`), else replaced by the next one, up to three times as many drawn as run.
 
+Last come the optional checks (`optional.py`: cancellation, model and callback faults).
 `command.py` is the `python -m engine check` command around `check`.
 """
 
@@ -18,6 +19,7 @@ from ...core.engine import BatchInferenceEngine
 from .cases import Case, fixed_cases, generated_stream, simpler_variants, without_stop_token
 from .checks import evaluate
 from .driver import run_case
+from .optional import check_optional
 from .report import NO_STOPS, ZERO_BUDGET, CaseResult, Report
 from .sandbox import DEFAULT_TIMEOUT, Solution
 from .shrink import shrink
@@ -78,6 +80,7 @@ def check(
             else:
                 _record(report, _check_fixed(solution, case))
         _check_generated(report, solution, seed, stops, progress, generated)
+        report.optional = check_optional(solution, report.budget)
         return report
     finally:
         solution.close()

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from .driver import run_case, stop_style
+from .interruptions import offers
 from .resources import apply_limits, load_time_limit, set_cpu_budget
 from .trace import Trace
 from .watchdog import Watchdog
@@ -103,7 +104,7 @@ def shape(engine_class) -> dict:
         raise ValueError(
             f"{name}.submit_request must accept (prompt_tokens, max_tokens, callback){OTHER_SHAPE}"
         ) from None
-    return {"class": name, "stop_sequences": stop_style(engine_class) is not None}
+    return {"class": name, "stop_sequences": stop_style(engine_class) is not None, "offers": offers(engine_class)}
 
 
 def isolate(protocol_fds: tuple[int, ...]) -> None:
