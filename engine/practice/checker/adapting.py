@@ -65,28 +65,28 @@ def with_prompt(prompt: Sequence, output: Sequence, token: Callable = lambda t: 
 class RowByRow:
     """A per-request model function answered from one batched call a step.
 
-    The first row asked for in a step makes the step's one call, on `rows()` (the rows the
-    solution holds now, read from it); each answer is then handed out once, to the row it
-    belongs to. A step ends when every row of the batch has had its answer."""
+    A row asked for with no answer waiting makes a new step's one call, on `rows()` (the
+    rows the solution holds now, read from it); each answer is then handed out once, to
+    the row it belongs to. So a solution that asks for each of its rows once a step makes
+    one model call a step; one that asks for a row twice makes another call (which the
+    checker reports); one that asks for a row it does not hold is stopped."""
 
     def __init__(self, model: Callable[[list[list[int]]], list[int]], rows: Callable[[], list]):
         self.model, self.rows = model, rows
-        self.answers: dict[tuple, deque] = defaultdict(deque)  # prefix -> answers not handed out yet
-        self.left = 0  # answers of this step not handed out yet
+        self.answers: dict[tuple, deque] = {}  # prefix -> this step's answers not handed out yet
 
     def __call__(self, prefix) -> int:
         key = tuple(prefix)
-        if not self.left:  # a new step: one batched call on every row the solution holds
+        if not self.answers.get(key):  # a new step: one batched call on every row the solution holds
             batch = [list(row) for row in self.rows()]
+            self.answers = defaultdict(deque)
             for row, token in zip(batch, self.model(batch)):
                 self.answers[tuple(row)].append(token)
-                self.left += 1
         if not self.answers.get(key):
             raise LookupError(
-                f"row {list(prefix)} is not one of this step's batch: the solution asked for a row it does not "
-                "hold, or asked twice, or skipped a row of the step (row_by_row's rows must be the rows it holds)"
+                f"row {list(prefix)} is not one of the rows the solution holds (row_by_row's rows): the model "
+                "answers only those"
             )
-        self.left -= 1
         return self.answers[key].popleft()
 
 

@@ -153,6 +153,11 @@ def _check(solution: Solution, check: OptionalCheck, claimed: bool, budget: floa
     return OptionalResult(check.name, check.title, "PASS", "" if claimed else "not claimed, but as the contract says")
 
 
+def _last_line(message: str) -> str:
+    """An error's last line (a traceback ends with the exception)."""
+    return (message.strip().splitlines() or [""])[-1].strip()
+
+
 def _fault_problems(interruption: dict, got: Trace, expected: Trace) -> list[str]:
     """What a fault requires beyond the outputs: run() raised it, and (a callback's) the others of its step
     were delivered in that step."""
