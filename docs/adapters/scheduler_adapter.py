@@ -13,7 +13,9 @@ Since the adapter makes the model call and delivers the results, the contract's 
 are in its hands, and it claims them (`handles_faults`): a model that raises leaves the
 scheduler untouched (`update()` is never reached), so run() again resumes; a callback that
 raises does not keep the other results of its step from being delivered, and run()
-raises its error once they are.
+raises its error once they are. `cancel(request_id)` aborts the sequence and delivers what
+it has at once, so the checker's cancellation check runs too (`submit_request` returns
+the id to cancel).
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ class SchedulerAdapter:
         self.callbacks.append(callback)
         stops = [list(s) for s in stop_sequences or []]
         self.scheduler.add(self.sequence_type(len(self.callbacks) - 1, list(prompt_tokens), max_tokens, stops))
+        return len(self.callbacks) - 1
+
+    def cancel(self, request_id):
+        seq = self.scheduler.abort(request_id)
+        if seq is not None:
+            self._deliver([seq])
 
     def _deliver(self, finished):
         errors = []

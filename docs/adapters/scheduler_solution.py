@@ -4,7 +4,8 @@ A common shape when the model lives elsewhere (a server, a GPU worker): the sche
 keeps the queue and the slots; each step, `schedule()` admits waiting requests into free
 slots and returns the running sequences in slot order, the caller runs the model on their
 tokens, and `update(batch, next_tokens)` appends one token to each, and returns the
-sequences that finished (their slots are free for the next `schedule()`). Stop
+sequences that finished (their slots are free for the next `schedule()`); `abort(seq_id)`
+takes a sequence out, waiting or running. Stop
 conditions: an end-of-sequence id and stop sequences, matched on generated tokens.
 `scheduler_adapter.py` checks it. (No import from this project.)
 """
@@ -44,6 +45,19 @@ class Scheduler:
         """Requests finished outside a step (max_new_tokens == 0)."""
         finished, self.finished = self.finished, []
         return finished
+
+    def abort(self, seq_id: int) -> Sequence | None:
+        """Take a sequence out, waiting or running (its slot is free for the next `schedule()`); None if it is
+        not there (finished already)."""
+        for seq in self.waiting:
+            if seq.seq_id == seq_id:
+                self.waiting.remove(seq)
+                return seq
+        for slot, seq in enumerate(self.slots):
+            if seq is not None and seq.seq_id == seq_id:
+                self.slots[slot] = None
+                return seq
+        return None
 
     def schedule(self) -> list[Sequence]:
         for slot, seq in enumerate(self.slots):
