@@ -22,7 +22,9 @@ CHECKER_BUGS = [bug.engine.__name__ for bug in BUGS.values() if bug.demo is None
 
 
 def run_check(*args):
-    return subprocess.run([sys.executable, "-m", "engine", "check", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "check", "--no-scale", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def verdicts(report) -> dict[str, list[tuple[str, str]]]:

@@ -18,7 +18,9 @@ SOLUTIONS = "tests/solutions"
 
 
 def run_check(*args):
-    return subprocess.run([sys.executable, "-m", "engine", "check", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "check", "--no-scale", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_a_correct_outside_solution_passes_with_exit_0():

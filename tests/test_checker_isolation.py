@@ -21,7 +21,7 @@ ALL_PASS = f"{len(fixed_cases())} passed, 0 failed"
 
 def run_check(*args, env=None, timeout=120):
     return subprocess.run(
-        [sys.executable, "-m", "engine", "check", *args],
+        [sys.executable, "-m", "engine", "check", "--no-scale", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

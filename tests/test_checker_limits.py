@@ -158,7 +158,7 @@ def test_a_timed_out_case_kills_the_whole_group(marker):
 
 def test_nothing_outlives_a_whole_check(marker):
     result = subprocess.run(
-        [sys.executable, "-m", "engine", "check", f"{SOLUTIONS}/leaves_processes.py"],
+        [sys.executable, "-m", "engine", "check", "--no-scale", f"{SOLUTIONS}/leaves_processes.py"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -170,7 +170,16 @@ def test_nothing_outlives_a_whole_check(marker):
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_stopping_the_checker_stops_its_worker_and_what_it_started(marker, how):
     checker = subprocess.Popen(
-        [sys.executable, "-m", "engine", "check", f"{SOLUTIONS}/hangs_with_children.py", "--timeout", "60"],
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "check",
+            "--no-scale",
+            f"{SOLUTIONS}/hangs_with_children.py",
+            "--timeout",
+            "60",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

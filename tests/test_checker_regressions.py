@@ -59,7 +59,16 @@ def test_a_late_delivering_engine_fails_because_results_wait_for_the_last_model_
 def test_a_threaded_engine_that_hangs_on_max_tokens_zero_names_the_request_and_still_runs_the_workloads(tmp_path):
     out = tmp_path / "failing.jsonl"
     result = subprocess.run(
-        [sys.executable, "-m", "engine", "check", f"{SOLUTIONS}/threaded_hangs_on_zero.py", "--timeout", "2"]
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "check",
+            "--no-scale",
+            f"{SOLUTIONS}/threaded_hangs_on_zero.py",
+            "--timeout",
+            "2",
+        ]
         + ["--jsonl", str(out)],
         capture_output=True,
         text=True,

@@ -7,6 +7,7 @@
     python -m engine sweep SCENARIO [--batch-sizes 1,2,4,...] [--json]
     python -m engine replicas SCENARIO [--json]
     python -m engine check SOLUTION.py [--class NAME] [--seed S] [--timeout SECONDS] [--jsonl OUT]
+                           [--scale-budget SECONDS | --no-scale]
     python -m engine serve [--workers N] [--port P] [--run-cache DIR] [-- STREAMLIT OPTIONS]
 
 SCENARIO is a path or the name of a built-in scenario (`part2-slot-refill`). Errors are
@@ -29,6 +30,7 @@ from engine.lab.scenario import Scenario
 from engine.lab.simulate import simulate
 from engine.lab.toml_reader import ScenarioError
 from engine.practice.checker.sandbox import DEFAULT_TIMEOUT, MAX_TIMEOUT
+from engine.practice.checker.scale.section import DEFAULT_BUDGET
 
 from .lab_commands import compare_command, replicas_command, sweep_command
 from .options import (
@@ -40,6 +42,7 @@ from .options import (
     formatted,
     label,
     progress,
+    scale_budget,
     scenario_of,
     seed,
     timeout,
@@ -102,6 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"seconds allowed per case, more than 0 and at most {MAX_TIMEOUT:g} (default {DEFAULT_TIMEOUT:g})",
     )
+    check_cmd.add_argument(
+        "--scale-budget",
+        type=scale_budget,
+        default=DEFAULT_BUDGET,
+        metavar="SECONDS",
+        help=f"seconds for the scale section, how the cost per token grows (default {DEFAULT_BUDGET:g})",
+    )
+    check_cmd.add_argument("--no-scale", action="store_true", help="skip the scale section")
     check_cmd.add_argument("--jsonl", metavar="OUT", help="write the first failing run's event log")
     check_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     add_serve_parser(commands)

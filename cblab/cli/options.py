@@ -15,6 +15,7 @@ from engine.lab.engine_settings import ENGINE_SETTINGS
 from engine.lab.limits import check_batch_sizes
 from engine.lab.scenario import EngineConfig, ModelConfig, Scenario, WorkloadConfig, resolve_scenario
 from engine.practice.checker.sandbox import MAX_TIMEOUT
+from engine.practice.checker.scale.section import MAX_BUDGET
 
 
 def bounded(parse, low: float, high: float, what: str, *, above_low: bool = False):
@@ -70,6 +71,10 @@ seed = bounded(int, 0, 2**63 - 1, "an integer from 0 to 2**63 - 1")
 milliseconds = bounded(float, 0, 1e6, "a number of milliseconds from 0 to 1,000,000")
 timeout = bounded(  # the checker's time limit per case (engine/practice/checker/sandbox.py)
     float, 0, MAX_TIMEOUT, f"a number of seconds more than 0 and at most {MAX_TIMEOUT:g}", above_low=True
+)
+
+scale_budget = bounded(  # the checker's scale section, in seconds (engine/practice/checker/scale/section.py)
+    float, 0, MAX_BUDGET, f"a number of seconds more than 0 and at most {MAX_BUDGET:g}", above_low=True
 )
 
 

@@ -25,6 +25,7 @@ from cblab.ui.spot_the_bug import render_spot_the_bug
 
 ALLOW_CODE = "CBL_ALLOW_CODE"  # set to 1 to allow the in-browser editor (unsafe on a shared server)
 EDITOR_TIMEOUT = 120  # seconds for a whole check run from the editor
+EDITOR_SCALE_BUDGET = 20  # seconds of it for the scale section (the CLI gives it 30)
 EDITOR_GRACE = 5  # seconds after SIGTERM for the checker to kill its worker, before SIGKILL
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,7 +94,16 @@ def render_editor() -> None:
         path, out = Path(folder) / "solution.py", Path(folder) / "failing.jsonl"
         path.write_text(code)
         process = subprocess.Popen(
-            [sys.executable, "-m", "engine", "check", str(path), "--jsonl", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "engine",
+                "check",
+                str(path),
+                "--jsonl",
+                str(out),
+                f"--scale-budget={EDITOR_SCALE_BUDGET:g}",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

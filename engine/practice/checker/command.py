@@ -1,9 +1,9 @@
 """The `python -m engine check` command: run a check, print its report, write the failing run's log.
 
-Exit status: 0 every check passed, 1 a check failed, 2 the file could not be loaded or
-has the wrong shape, or nothing was checked (every case skipped or declined). SIGTERM
-stops a check cleanly: the solution's process group is killed on the way out (the app's
-editor relies on it).
+Exit status: 0 every check passed, 1 a check failed or the scale section found the solution
+SLOW (or its run failing at scale), 2 the file could not be loaded or has the wrong shape,
+or nothing was checked (every case skipped or declined). SIGTERM stops a check cleanly:
+the solution's process group is killed on the way out (the app's editor relies on it).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from .reconstruct import ended_early, reconstruct
 from .report import format_report, report_json
 from .run import check
 from .sandbox import LoadError
+from .scale.section import DEFAULT_BUDGET
 
 
 def _exit_on_sigterm(signum, frame) -> None:
@@ -40,7 +41,8 @@ def _main(args) -> int:
             if sys.stderr.isatty()
             else None
         )
-        report = check(args.solution, args.class_name, args.seed, args.timeout, progress=progress)
+        budget = None if getattr(args, "no_scale", False) else getattr(args, "scale_budget", DEFAULT_BUDGET)
+        report = check(args.solution, args.class_name, args.seed, args.timeout, progress=progress, scale_budget=budget)
         if progress:
             print(file=sys.stderr)
     except LoadError as exc:

@@ -15,6 +15,8 @@ from .checks import CHECKS, Finding
 from .divergence import first_divergence
 from .hints import ADAPTERS
 from .rows import outputs
+from .scale.verdict import AxisResult
+from .scale.wording import scale_json, scale_lines
 from .trace import FILLER, Trace
 
 NO_STOPS = "stop sequences"
@@ -53,6 +55,9 @@ class Report:
     budget: float | None = None  # seconds per generated workload once a case hung (None: the usual limit)
     generated_note: str = ""  # why no generated workload ran
     optional: list = field(default_factory=list)  # optional.OptionalResult of each optional check
+    scale: list[AxisResult] = field(default_factory=list)  # the scale section's axes (scale/), if it ran
+    scale_note: str = ""  # why the scale section did not run
+    scale_seconds: float = 0.0
 
     @property
     def failed(self) -> list[CaseResult]:
@@ -60,8 +65,11 @@ class Report:
 
     @property
     def exit_status(self) -> int:
-        """1 a check failed, 2 nothing was checked (`nothing_checked`), else 0."""
-        return 1 if self.failed or any(o.failed for o in self.optional) else 2 if self.nothing_checked else 0
+        """1 a check failed (an optional one the solution claims, or the scale section), 2 nothing was checked
+        (`nothing_checked`), else 0."""
+        slow = any(axis.verdict in ("SLOW", "FAIL") for axis in self.scale)
+        failed = self.failed or any(o.failed for o in self.optional) or slow
+        return 1 if failed else 2 if self.nothing_checked else 0
 
     @property
     def nothing_checked(self) -> str:
@@ -91,7 +99,9 @@ def format_report(report: Report) -> str:
     passed = len(report.results) - len(report.failed)
     summary = f"{passed} passed, {len(report.failed)} failed"
     lines.append(summary + (f", {len(report.skipped)} skipped" if report.skipped else ""))
-    return "\n".join(lines + _nothing_checked_lines(report))
+    lines += _nothing_checked_lines(report)
+    lines += scale_lines(report.scale, report.scale_note, report.scale_seconds)
+    return "\n".join(lines)
 
 
 def _nothing_checked_lines(report: Report) -> list[str]:
@@ -202,4 +212,5 @@ def report_json(report: Report) -> dict:
             "simplified": report.generated_simplified,
             "seconds_each": report.budget,
         },
+        "scale": scale_json(report.scale, report.scale_note, report.scale_seconds),
     }

@@ -15,6 +15,8 @@ Last come the optional checks (`optional.py`: cancellation, model and callback f
 
 from __future__ import annotations
 
+import time
+
 from ...core.engine import BatchInferenceEngine
 from .cases import Case, fixed_cases, generated_stream, simpler_variants, without_stop_token
 from .checks import evaluate
@@ -22,6 +24,7 @@ from .driver import run_case
 from .optional import check_optional
 from .report import NO_STOPS, ZERO_BUDGET, CaseResult, Report
 from .sandbox import DEFAULT_TIMEOUT, Solution
+from .scale.section import run_section
 from .shrink import shrink
 from .stuck import culprit, has_shape, shape
 from .trace import Trace
@@ -64,9 +67,11 @@ def check(
     timeout: float = DEFAULT_TIMEOUT,
     progress=None,
     generated: int = GENERATED,
+    scale_budget: float | None = None,
 ) -> Report:
-    """Check the solution on the fixed cases and `generated` generated workloads; raises LoadError for a
-    file that cannot be checked."""
+    """Check the solution on the fixed cases and `generated` generated workloads, then, with a
+    `scale_budget` in seconds and every case passed, how its cost grows (`scale/`); raises LoadError
+    for a file that cannot be checked."""
     solution = Solution(path, class_name, timeout)
     try:
         stops = solution.info["stop_sequences"]
@@ -81,9 +86,24 @@ def check(
                 _record(report, _check_fixed(solution, case))
         _check_generated(report, solution, seed, stops, progress, generated)
         report.optional = check_optional(solution, report.budget)
+        if scale_budget is not None:
+            _check_scale(report, solution, scale_budget, progress)
         return report
     finally:
         solution.close()
+
+
+def _check_scale(report: Report, solution: Solution, budget: float, progress) -> None:
+    """The scale section, after the correctness cases; a solution that fails one is not timed."""
+    if report.failed:
+        report.scale_note = "a correctness case failed: fix that first"
+        return
+    if not report.results:
+        report.scale_note = "no correctness case ran"
+        return
+    start = time.monotonic()
+    report.scale = run_section(solution, budget, progress)
+    report.scale_seconds = time.monotonic() - start
 
 
 def _record(report: Report, result: CaseResult) -> bool:

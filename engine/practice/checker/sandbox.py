@@ -33,6 +33,7 @@ from .trace import Trace
 DEFAULT_TIMEOUT = 5.0  # seconds per case
 MAX_TIMEOUT = 60.0  # seconds per case at most: 3 hung cases (run.MAX_TIMEOUTS) then cost at most 3 minutes
 LEFTOVER_WAIT_SECONDS = 1.0  # after a case, how long leftovers get to die before the next case starts
+SCALE_GRACE = 1.0  # seconds beyond a scale measurement's own limit before the worker is killed
 UNREADABLE = "the solution's process sent something the checker could not read"
 
 
@@ -147,6 +148,27 @@ class Solution:
             self.close()
         else:
             kill_leftovers(self.process.pid, LEFTOVER_WAIT_SECONDS)
+
+    def measure(self, scale: dict, seconds: float) -> dict:
+        """One measurement of the scale section (`scale/measuring.py`), within `seconds`: its answer, or
+        {"error": ..., "timeout": True} when it overran (the worker is then replaced)."""
+        if self.process is None or self.process.poll() is not None:
+            self.close()
+            self.info = self._start()
+        deadline = time.monotonic() + seconds + SCALE_GRACE
+        try:
+            self.channel.send(json.dumps({"scale": scale, "timeout": seconds}).encode() + b"\n", deadline)
+            answer = json.loads(self.channel.receive(deadline))
+        except ChannelTimeout:
+            self.close()
+            return {"error": f"it did not finish within {seconds:.3g} s", "timeout": True}
+        except ChannelClosed:
+            return {"error": self._crash()}
+        except (LineTooLong, ValueError, RecursionError):
+            self.close()
+            return {"error": UNREADABLE}
+        kill_leftovers(self.process.pid, LEFTOVER_WAIT_SECONDS)
+        return answer if isinstance(answer, dict) else {"error": UNREADABLE}
 
     def _crash(self) -> str:
         """Why the worker's end of the channel closed, and close ours."""

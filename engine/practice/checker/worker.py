@@ -28,6 +28,7 @@ from pathlib import Path
 from .driver import run_case, stop_style
 from .interruptions import offers
 from .resources import apply_limits, load_time_limit, set_cpu_budget
+from .scale.measuring import measure
 from .trace import Trace
 from .watchdog import Watchdog
 
@@ -130,6 +131,12 @@ def watch_parent() -> None:
     threading.Thread(target=watch, name="checker-watch", daemon=True).start()
 
 
+def answer_scale(answers, engine_class, message: dict) -> None:
+    """One measurement of the scale section (`scale/measuring.py`); the checker's deadline bounds it."""
+    answers.write(json.dumps(measure(engine_class, inspect.getsourcefile(engine_class) or "", message)) + "\n")
+    answers.flush()
+
+
 def main(argv: list[str]) -> int:
     cases_fd, answers_fd, timeout, path = int(argv[0]), int(argv[1]), float(argv[2]), argv[3]
     class_name = argv[4] if len(argv) > 4 and argv[4] else None
@@ -150,8 +157,11 @@ def main(argv: list[str]) -> int:
     answers.flush()
     own_threads = threading.active_count()  # the checker's, and any the solution started on import
     for line in cases:
-        message = json.loads(line)  # {"case": Case.to_json(), "timeout": seconds}
+        message = json.loads(line)  # {"case": Case.to_json(), "timeout": seconds} or {"scale": ..., "timeout": ...}
         set_cpu_budget(message["timeout"])
+        if "scale" in message:
+            answer_scale(answers, engine_class, message["scale"])
+            continue
         trace = Trace()
         watchdog.start(trace, message["timeout"])
         run_case(engine_class, message["case"], info["stop_sequences"], trace)
