@@ -58,5 +58,5 @@ class SchedulerAdapter:
         self._deliver(self.scheduler.take_finished())
         while not self.scheduler.is_finished():
             batch = self.scheduler.schedule()
-            next_tokens = self.model([seq.token_ids for seq in batch])  # the step's one model call
+            next_tokens = self.model([seq.token_ids for seq in batch]) if batch else []  # the step's one call
             self._deliver(self.scheduler.update(batch, next_tokens))
