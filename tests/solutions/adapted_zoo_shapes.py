@@ -188,3 +188,11 @@ for _shape, (_adapter, _attribute, _rebuild) in SHAPES.items():
     for _name, _engine in ENGINES.items():
         _class = f"{_shape}{_name}"
         globals()[_class] = type(_class, (_adapter,), {_attribute: staticmethod(_rebuild(_engine))})
+
+
+class PerRequestOneCallPerRow(PerRequestAdapter):
+    """The per-request solution behind a naive adapter: one model call per row, which the checker reports."""
+
+    def __init__(self, model, batch_size, stop_token):
+        super().__init__(model, batch_size, stop_token)
+        self.engine.next_token = lambda tokens: model.generate_next_tokens([tokens])[0]

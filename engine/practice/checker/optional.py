@@ -138,17 +138,14 @@ def _check(solution: Solution, check: OptionalCheck, claimed: bool, budget: floa
         got = solution.run(data, budget)
         if got.unsupported:
             return OptionalResult(check.name, check.title, "--", f"{case.name}: declined ({got.unsupported})")
-        problems = [
-            f"{CHECKS[f.check]}: {f.message}" for f in evaluate(case, got, run_case(BatchInferenceEngine, data, True))
-        ]
-        problems += _fault_problems(interruption, got, run_case(BatchInferenceEngine, data, True))
+        expected = run_case(BatchInferenceEngine, data, True)
+        problems = [f"{CHECKS[f.check]}: {_last_line(f.message)}" for f in evaluate(case, got, expected)]
+        problems += _fault_problems(interruption, got, expected)
         if problems:
             reason = f"{case.name} ({case.title}): {problems[0]}"
             if claimed:
                 return OptionalResult(check.name, check.title, "FAIL", reason)
-            unclaimed = (
-                f"not claimed (handles_faults does not list {check.feature!r}), and not the contract's behaviour"
-            )
+            unclaimed = f"not claimed (no {check.feature!r} in handles_faults), and not as the contract says"
             return OptionalResult(check.name, check.title, "--", f"{unclaimed}: {reason}")
     return OptionalResult(check.name, check.title, "PASS", "" if claimed else "not claimed, but as the contract says")
 

@@ -98,7 +98,9 @@ def format_report(report: Report) -> str:
     lines += _optional_lines(report)
     passed = len(report.results) - len(report.failed)
     summary = f"{passed} passed, {len(report.failed)} failed"
-    lines.append(summary + (f", {len(report.skipped)} skipped" if report.skipped else ""))
+    summary += f", {len(report.skipped)} skipped" if report.skipped else ""
+    optional_failed = sum(o.failed for o in report.optional)
+    lines.append(summary + (f"; {optional_failed} optional check(s) failed" if optional_failed else ""))
     lines += _nothing_checked_lines(report)
     lines += scale_lines(report.scale, report.scale_note, report.scale_seconds)
     return "\n".join(lines)
@@ -117,8 +119,7 @@ def _optional_lines(report: Report) -> list[str]:
         return []
     lines = ["  optional checks (a FAIL only where the solution claims the feature):"]
     for result in report.optional:
-        reason = f": {result.reason}" if result.reason else ""
-        lines.append(f"    {result.status:<4}  {result.name}: {result.title}{reason}")
+        lines.append(f"    {result.status:<4}  {result.name}: {result.reason or result.title}")
     return lines
 
 
