@@ -6,7 +6,10 @@ wrong for which request, and, where a classic mistake fits the evidence, gives a
 result must not change after it was delivered (`results_kept`: the checker reads every
 delivered list again after each later model call), and a finished row's callback must
 fire before the next model call, or when `run()` returns for rows finishing in the last
-one (`on_time`: the seeds' "a finished row delivers its result and frees its slot").
+one (`on_time`: the seeds' "a finished row delivers its result and frees its slot"). A
+step must make one batched model call (`one_call`, `one_call.py`); a solution that calls
+the model once per row is told so, and not blamed for the late callbacks and idle slots
+that counting its calls as steps would find.
 """
 
 from __future__ import annotations
