@@ -7,7 +7,8 @@ so the adapter is that caller: one model call a step on the batch exactly as sch
 (never reordered, never a row added or dropped), then `update()` with the model's answer,
 and each finished sequence's callback right away, before the next step. It delivers the
 solution's own list, `token_ids` (prompt + generated), so a solution that reuses it is
-caught. Requests that need no step (max_tokens = 0) are delivered before the first.
+caught. Requests that need no step (max_tokens = 0) are delivered before the first,
+and whatever finished outside a step before each model call.
 
 Since the adapter makes the model call and delivers the results, the contract's faults
 are in its hands, and it claims them (`handles_faults`): a model that raises leaves the
@@ -58,5 +59,6 @@ class SchedulerAdapter:
         self._deliver(self.scheduler.take_finished())
         while not self.scheduler.is_finished():
             batch = self.scheduler.schedule()
+            self._deliver(self.scheduler.take_finished())  # finished outside a step, before the model call
             next_tokens = self.model([seq.token_ids for seq in batch]) if batch else []  # the step's one call
             self._deliver(self.scheduler.update(batch, next_tokens))

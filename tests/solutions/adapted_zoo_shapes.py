@@ -59,13 +59,14 @@ def as_scheduler(engine_class):
             self.ids[seq.seq_id] = self.engine.submit_request(seq.token_ids, seq.max_new_tokens, done, seq.stop or None)
 
         def abort(self, seq_id):
-            self.engine.cancel(self.ids[seq_id])  # its callback comes with the next step's results
+            self.engine.cancel(self.ids[seq_id])  # its callback comes in the next step, before its model call
 
         def is_finished(self):
             return not self.engine.has_work() and not self.finished
 
-        def take_finished(self):
-            return []
+        def take_finished(self):  # what the paused step delivered before its model call (a cancelled request)
+            finished, self.finished = self.finished, []
+            return finished
 
         def schedule(self):
             if self.thread is not None:  # the last step's model call failed: the step is still to make
