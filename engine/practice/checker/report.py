@@ -119,7 +119,7 @@ def _optional_lines(report: Report) -> list[str]:
         return []
     lines = ["  optional checks (a FAIL only where the solution claims the feature):"]
     for result in report.optional:
-        lines.append(f"    {result.status:<4}  {result.name}: {result.reason or result.title}")
+        lines.append(f"  OPTIONAL  {result.status:<4}  {result.name}: {result.reason or result.title}")
     return lines
 
 
