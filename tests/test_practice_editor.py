@@ -19,6 +19,7 @@ CORRECT = (pathlib.Path(__file__).parent / "solutions" / "correct.py").read_text
 
 def check_in_editor(monkeypatch, code: str) -> AppTest:
     monkeypatch.setenv(ALLOW_CODE, "1")
+    monkeypatch.setattr(cblab.ui.practice, "EDITOR_SCALE_BUDGET", 3)  # the scale section, kept short
     app = AppTest.from_file(APP, default_timeout=120)
     app.query_params["tab"] = "Practice"
     app.run()
@@ -33,7 +34,11 @@ def test_pasted_code_runs_with_a_scrubbed_environment(monkeypatch, tmp_path):
     spy = f"import json, os, sys\njson.dump([dict(os.environ), sys.argv[4]], open({str(report)!r}, 'w'))\n"
     app = check_in_editor(monkeypatch, spy + CORRECT)
     assert not app.exception
-    assert app.code[0].value.splitlines()[-1] == f"{len(fixed_cases())} passed, 0 failed"
+    lines = app.code[0].value.splitlines()
+    assert f"{len(fixed_cases())} passed, 0 failed" in lines
+    assert lines[lines.index(f"{len(fixed_cases())} passed, 0 failed") + 1].startswith(
+        "Scale: CPU time per generated token"
+    )
     environment, solution = json.loads(report.read_text())
     assert set(environment) == {"PATH", "LANG", "PYTHONPATH", "HOME", *THREAD_VARIABLES}
     assert environment["LANG"] == "C.UTF-8" and environment["PYTHONPATH"] == str(ROOT)

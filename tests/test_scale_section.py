@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from engine.practice.checker.sandbox import Solution
+from engine.practice.checker.scale.line_profile import EnoughProfile, LineProfile
 from engine.practice.checker.scale.patterns import CATALOGUE, hint_for
-from engine.practice.checker.scale.sampler import _lines
 from engine.practice.checker.scale.section import check_budget, repeats, run_axis
 from engine.practice.checker.scale.verdict import AxisResult, Point
 from engine.practice.checker.scale.wording import duration, hottest_functions, verdict_line
@@ -106,6 +106,7 @@ def test_repeats_and_budget_limits():
             "searching the whole output for a stop sequence",
         ),
         ("answer length", "batch = [list(r.tokens) for r in running]", "copying every prefix each step"),
+        ("answer length", 'generated = state["tokens"][state["prompt_len"] :]', "copying every prefix each step"),
         (
             "stop sequences",
             "if any(tail[-len(s):] == s for s in stops):",
@@ -122,22 +123,25 @@ def test_a_for_clause_is_not_a_membership_test_and_cool_lines_give_no_hint():
     line = {"file": "s.py", "line": 1, "function": "f", "first_line": 1, "share": 0.6}
     assert hint_for("requests", [{**line, "text": "total = sum(x for x in rows)"}]) is None
     assert hint_for("requests", [{**line, "share": 0.04, "text": "if rid in self.done:"}]) is None
+    assert hint_for("answer length", [{**line, "text": "if tail[-len(stop) :] == stop:"}]) is None
     assert {p.name for p in CATALOGUE} >= {"list.pop(0) queue", "`in` on a list", "copying every prefix each step"}
 
 
-def test_a_jump_back_in_a_loop_counts_for_the_loop_line():
-    def scan(rows):
-        found = 0
-        for row in rows:  # line + 2
-            if row:
-                found += 1
-        return found
+def test_the_line_profile_charges_a_c_call_to_its_own_line_and_ends_the_run():
+    import sys
 
-    first = scan.__code__.co_firstlineno
-    import dis
-
-    jumps = [i.offset for i in dis.get_instructions(scan) if i.opname.startswith("JUMP_BACKWARD")]
-    assert jumps and {_lines(scan.__code__)[offset] for offset in jumps} == {first + 2}
+    profile = LineProfile(lambda filename: filename == __file__)
+    big = list(range(200_000))
+    copies = 0
+    with pytest.raises(EnoughProfile):
+        profile.start(sys._getframe())
+        while True:
+            copy = big[:]  # the slow line: a C copy of 200,000 items
+            copies += 1
+    sys.settrace(None)
+    hottest = profile.hottest(2)
+    assert hottest[0]["text"] == "copy = big[:]  # the slow line: a C copy of 200,000 items"
+    assert hottest[0]["share"] > 0.8 and copies > 1 and len(copy) == 200_000
 
 
 def test_durations_and_hottest_functions_in_words():

@@ -1,6 +1,7 @@
 """The Practice tab: spot the bug in a zoo engine, or compare a checker's failing run with the reference.
 
-The tab has three parts: spot the bug (`cblab.ui.spot_the_bug`), a checker's uploaded failing run
+The tab has four parts: spot the bug (`cblab.ui.spot_the_bug`), spot the slow engine
+(`cblab.ui.slow_bugs`), a checker's uploaded failing run
 beside the reference (`cblab.ui.pair_view`), and, opt-in only, an editor. An uploaded file that is
 too big or not UTF-8 is shown with `st.error`, never a traceback. The editor runs pasted code
 in a checker subprocess with a scrubbed environment and a time limit, and stops it (and its
@@ -21,6 +22,7 @@ import streamlit as st
 
 from cblab.ui.pair_view import render_checker_log
 from cblab.ui.runs import UserError, uploaded_text
+from cblab.ui.slow_bugs import render_slow_bugs
 from cblab.ui.spot_the_bug import render_spot_the_bug
 
 ALLOW_CODE = "CBL_ALLOW_CODE"  # set to 1 to allow the in-browser editor (unsafe on a shared server)
@@ -36,6 +38,11 @@ def render_practice() -> None:
         render_spot_the_bug()
     except Exception as exc:  # a demo that cannot be drawn says so; no traceback reaches the page
         st.error(f"This demo cannot be shown ({type(exc).__name__}: {exc})")
+    st.markdown("#### Spot the slow engine")
+    try:
+        render_slow_bugs()
+    except Exception as exc:  # the same: a missing or damaged measurements file says so
+        st.error(f"The slow engines cannot be shown ({type(exc).__name__}: {exc})")
     st.divider()
     st.markdown("#### Your solution's failing run")
     st.caption("Run `python -m engine check my_engine.py --jsonl failing.jsonl`, then load the file here.")

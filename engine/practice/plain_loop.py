@@ -1,6 +1,6 @@
 """A correct continuous-batching engine of the size a candidate writes in an interview.
 
-About 80 lines in the seeds' API, with nothing of the project's engine: no event log, no
+About 100 lines in the seeds' API, with nothing of the project's engine: no event log, no
 memory, no checks of the model's answers. Every decision costs O(1) a token, whatever
 the number of requests, the length of the answers, the number of stop sequences or the
 batch size:
@@ -49,6 +49,10 @@ class Row:
 
 
 class PlainLoopEngine:
+    """Each decision is a method of its own, so that a slow zoo engine can replace exactly one."""
+
+    row_type = Row  # what submit_request builds
+
     def __init__(self, model, batch_size: int, stop_token: int | None):
         self.model = getattr(model, "generate_next_tokens", None) or getattr(model, "next_tokens", model)
         self.batch_size, self.stop_token = batch_size, stop_token
@@ -59,11 +63,11 @@ class PlainLoopEngine:
 
     def submit_request(self, prompt_tokens, max_tokens, callback, stop_sequences=None) -> str:
         self.submitted += 1
-        row = Row(prompt_tokens, max_tokens, callback, stop_sequences)
+        row = self.row_type(prompt_tokens, max_tokens, callback, stop_sequences)
         if max_tokens == 0:
             callback(list(row.tokens))
         else:
-            self.waiting.append(row)
+            self.enqueue(row)
         return f"r{self.submitted - 1}"
 
     def run(self) -> None:
@@ -71,17 +75,37 @@ class PlainLoopEngine:
             self.step()
 
     def step(self) -> None:
-        while self.waiting and self.free:
-            self.slots[heapq.heappop(self.free)] = self.waiting.popleft()
-        running = [slot for slot, row in enumerate(self.slots) if row is not None]
-        tokens = self.model([self.slots[slot].tokens for slot in running])
+        self.admit()
+        running = self.running()
+        tokens = self.model(self.batch(running))
         finished = []
         for slot, token in zip(running, tokens):
             row = self.slots[slot]
             row.tokens.append(token)
             if row.finished(self.stop_token):
-                self.slots[slot] = None
-                heapq.heappush(self.free, slot)
+                self.evict(slot)
                 finished.append(row)
         for row in finished:
             row.callback(list(row.tokens))
+
+    def enqueue(self, row: Row) -> None:
+        self.waiting.append(row)
+
+    def admit(self) -> None:
+        while self.waiting and self.free:
+            self.slots[heapq.heappop(self.free)] = self.next_waiting()
+
+    def next_waiting(self) -> Row:
+        return self.waiting.popleft()
+
+    def running(self) -> list[int]:
+        """The occupied slots, in slot order."""
+        return [slot for slot, row in enumerate(self.slots) if row is not None]
+
+    def batch(self, running: list[int]) -> list[list[int]]:
+        """The model's input: each running row's tokens, in place, no copy."""
+        return [self.slots[slot].tokens for slot in running]
+
+    def evict(self, slot: int) -> None:
+        self.slots[slot] = None
+        heapq.heappush(self.free, slot)

@@ -4,20 +4,21 @@ Runs in the checker's worker process, beside the solution (`worker.py` hands it 
 message). Each repeat runs both engines on the same workload, the solution first in even
 repeats and the reference first in odd ones, so a slow patch of the machine falls on both.
 The collector is paused during a timed run (and run in between): its passes cost more the
-more objects are alive, which says more about the heap than about the engine. The solution's
-runs are sampled (`sampler.py`) for its hottest lines.
+more objects are alive, which says more about the heap than about the engine. A `profile`
+message runs the solution once more, with a line profile part-way (`line_profile.py`).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import sys
 import sysconfig
 from pathlib import Path
 
 from ....core.engine import BatchInferenceEngine
+from .line_profile import EnoughProfile, LineProfile, ProfiledModel
 from .runs import WrongResult, timed_run
-from .sampler import Sampler
 from .workloads import AXIS_BY_NAME
 
 ENGINE_PACKAGE = str(Path(__file__).resolve().parents[3])
@@ -40,31 +41,40 @@ def solution_files(checked_file: str):
     return belongs
 
 
-def _timed(engine_class, workload) -> float:
+def _timed(engine_class, workload, model=None) -> float:
     gc.collect()
     gc.disable()
     try:
-        return timed_run(engine_class, workload)
+        return timed_run(engine_class, workload, model)
     finally:
         gc.enable()
 
 
+def _profiled(engine_class, checked_file: str, workload) -> list[dict]:
+    profile = LineProfile(solution_files(checked_file))
+    try:
+        _timed(engine_class, workload, ProfiledModel(profile, workload))
+    except EnoughProfile:
+        pass
+    finally:
+        sys.settrace(None)
+    return profile.hottest()
+
+
 def measure(engine_class, checked_file: str, message: dict) -> dict:
-    """`message`: {"axis", "size", "repeats"}. The answer: CPU seconds of each run of the solution
-    and of the reference, and the solution's hottest lines, or an error."""
+    """`message`: {"axis", "size", "repeats"} or {"axis", "size", "profile": true}. The answer: CPU
+    seconds of each run of the solution and of the reference, or the solution's hottest lines, or
+    an error."""
     workload = AXIS_BY_NAME[message["axis"]].workload(message["size"])
     solution, reference = [], []
     try:
-        sampler = Sampler(solution_files(checked_file))
+        if message.get("profile"):
+            return {"hot": _profiled(engine_class, checked_file, workload)}
         for repeat in range(message["repeats"]):
             order = ((engine_class, solution), (BatchInferenceEngine, reference))
             for engine, times in order if repeat % 2 == 0 else reversed(order):
-                if engine is engine_class:
-                    with sampler:
-                        times.append(_timed(engine, workload))
-                else:
-                    times.append(_timed(engine, workload))
-        return {"solution": solution, "reference": reference, "tokens": workload.tokens, "hot": sampler.hottest()}
+                times.append(_timed(engine, workload))
+        return {"solution": solution, "reference": reference, "tokens": workload.tokens}
     except WrongResult as exc:
         return {"error": f"wrong result: {exc}"}
     except Exception as exc:  # the solution's own error at this size

@@ -10,17 +10,19 @@ names the hottest lines.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 MIN_SHARE = 0.05  # a line with fewer of the samples is not where the time went
 FOR_CLAUSE = re.compile(r"\bfor\b.*?\bin\b")  # `for x in ...`: iteration, not a membership test
+COPY_CALL = re.compile(r"\blist\(|\.copy\(\)|\[\*|\bcopy\.|\bdeepcopy\(|\+ \[|\btuple\(")
 
 
 @dataclass(frozen=True)
 class Pattern:
     name: str
     axes: tuple[str, ...]
-    test: re.Pattern
+    test: re.Pattern | _Test
     hint: str
 
     def matches(self, line: str) -> bool:
@@ -32,9 +34,29 @@ def _membership(line: str) -> bool:
     return bool(re.search(r"\bin\b", FOR_CLAUSE.sub(" ", line)))
 
 
-class _Membership:
+def _copies(line: str) -> bool:
+    """A copy of a whole list on a line: `list(x)`, `x.copy()`, `[*x]`, `x + [t]`, or a slice open at
+    its end from a start that is not counted from the end (`x[n:]`, `x[:]`; `x[-3:]` is a tail)."""
+    if COPY_CALL.search(line):
+        return True
+    for end in re.finditer(r":\s*\]", line):
+        depth, i = 0, end.start()
+        while i > 0:
+            i -= 1
+            depth += {"]": 1, "[": -1}.get(line[i], 0)
+            if depth < 0:
+                break
+        if not line[i + 1 : end.start()].strip().startswith("-"):
+            return True
+    return False
+
+
+class _Test:
+    def __init__(self, test: Callable[[str], bool]):
+        self.test = test
+
     def search(self, line: str):
-        return _membership(line) or None
+        return self.test(line) or None
 
 
 CATALOGUE = (
@@ -54,7 +76,7 @@ CATALOGUE = (
     Pattern(
         "`in` on a list",
         ("requests", "batch size"),
-        _Membership(),
+        _Test(_membership),
         "`x in a_list` compares x with every element: keep the members in a set or a dict (O(1) a lookup)",
     ),
     Pattern(
@@ -67,9 +89,9 @@ CATALOGUE = (
     Pattern(
         "copying every prefix each step",
         ("answer length",),
-        re.compile(r"\blist\(|\[:\]|\.copy\(\)|\[\*|\bcopy\.|\bdeepcopy\(|\+ \[|\btuple\("),
-        "each step copies every row's whole prefix to build the batch: hand the model the rows' own lists "
-        "(or a view), and append one token a step",
+        _Test(_copies),
+        "each step copies every row's whole prefix (or its whole output): hand the model the rows' own lists, "
+        "append one token a step, and look only at the tail of the output",
     ),
     Pattern(
         "comparing the tail with every stop sequence",

@@ -3,12 +3,14 @@
 The budget (`DEFAULT_BUDGET`, `--scale-budget`) is shared out as the axes go: each axis may
 spend its `SHARES` part of what is left when it starts, so time an axis leaves unspent goes to
 the next ones. Before each size the section estimates what it will cost, from the last size
-measured (each engine's cost per token, continued at the rate it grew, times the repeats); a
+measured (each engine's cost per token, continued at the rate it grew, times the repeats, times
+the wall seconds per CPU second the last measurement took: a busy machine's share); a
 size that would not fit in what is left of the axis's part is not run, and the verdict
 extrapolates to the target instead (`verdict.py`). Small sizes are repeated more
 (`repeats`): their runs are short, and short runs are the noisy ones; a long run may be
-repeated fewer times to fit. The solution's hottest lines come from its runs at the largest
-size measured. A measurement that overruns its own limit stops the axis there.
+repeated fewer times to fit. The solution's hottest lines come from one more run at the largest
+size measured, profiled part-way (`line_profile.py`; `PROFILE_SECONDS` of each part are kept for
+it). A measurement that overruns its own limit stops the axis there.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ SHARES = {"requests": 0.4, "answer length": 1 / 3, "stop sequences": 0.4, "batch
 MIN_RUN_SECONDS = 0.05  # a size's repeats together should take at least this (else more repeats)
 MAX_REPEATS = 7
 MIN_REPEATS = 3
+PROFILE_SECONDS = 1.0  # kept back from each axis's part for the line profile at its largest size
 SAFETY = 1.5  # a size is run only if this many times its estimate fits in what is left
 
 
@@ -57,10 +60,11 @@ def _estimate(result: AxisResult, size: int, tokens: int) -> float:
 
 def run_axis(solution, axis, seconds: float, progress=None) -> AxisResult:
     result = AxisResult(axis.name, axis.unit, axis.target, axis.workload(axis.target).tokens)
-    end = time.monotonic() + seconds
+    end = time.monotonic() + seconds - PROFILE_SECONDS
+    busy = 1.0  # wall seconds per CPU second of the last measurement: other processes' share of the machine
     for size in axis.sizes:
         tokens = axis.workload(size).tokens
-        per_pair = _estimate(result, size, tokens)
+        per_pair = _estimate(result, size, tokens) * busy
         count = repeats(per_pair)
         left = end - time.monotonic()
         if result.points and SAFETY * per_pair * count > left:
@@ -70,7 +74,10 @@ def run_axis(solution, axis, seconds: float, progress=None) -> AxisResult:
                 break
         if progress:
             progress(f"scale: {axis.name} {size:,}")
+        started = time.monotonic()
         answer = solution.measure({"axis": axis.name, "size": size, "repeats": count}, max(left, 1.0))
+        cpu = sum(answer.get("solution", ())) + sum(answer.get("reference", ()))
+        busy = max(1.0, (time.monotonic() - started) / cpu) if cpu > 0.05 else busy
         if "error" in answer:
             if answer.get("timeout") and result.points:
                 result.stopped = f"{size:,} {axis.unit} did not finish within the time left ({left:.3g} s)"
@@ -78,7 +85,9 @@ def run_axis(solution, axis, seconds: float, progress=None) -> AxisResult:
                 result.error = f"at {size:,} {axis.unit}: {answer['error']}"
             break
         result.points.append(Point(size, answer["tokens"], answer["solution"], answer["reference"]))
-        result.hot = answer.get("hot", [])
+    if result.points and not result.error:
+        profile = {"axis": axis.name, "size": result.points[-1].size, "profile": True}
+        result.hot = solution.measure(profile, max(end - time.monotonic(), PROFILE_SECONDS)).get("hot", [])
     return result
 
 

@@ -12,7 +12,7 @@ import os
 from collections import Counter
 
 from .patterns import hint_for
-from .verdict import GROWTH_MARGIN, AxisResult
+from .verdict import GROWTH_MARGIN, OWN_GROWTH, TARGET_MARGIN, AxisResult
 
 
 def duration(seconds: float) -> str:
@@ -85,8 +85,9 @@ def scale_lines(results: list[AxisResult], note: str, seconds: float) -> list[st
     if not results:
         return [f"Scale: not run ({note})"] if note else []
     lines = [
-        f"Scale: CPU time per generated token, beside the project's engine, in one process "
-        f"(SLOW: growth >= {GROWTH_MARGIN:g}x the reference's; {seconds:.1f} s)"
+        f"Scale: CPU time per generated token, beside the project's engine, in one process, {seconds:.1f} s "
+        f"(SLOW: the ratio grew >= {GROWTH_MARGIN:g}x, the solution's own cost >= {OWN_GROWTH:g}x, "
+        f">= {TARGET_MARGIN:g}x the reference's time at the target)"
     ]
     for result in results:
         lines += axis_lines(result)
