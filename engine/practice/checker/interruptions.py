@@ -10,8 +10,8 @@ runs the case through `Interruption.of(case)`, which leaves a plain case alone a
 - `model`: the model raises `ModelFault` instead of answering call `at_call` (the call is
   not recorded); `run()` must raise, and is then called again to resume;
 - `callback`: request `request`'s callback raises `CallbackFault` once, after its result
-  is recorded; `run()` must raise (at once or when the work is done), and is called again
-  if work is left.
+  is recorded; `run()` must raise (at once or once the work is done), and is then called
+  again to finish what is left.
 
 What `run()` raised is kept in `Trace.raised`; `optional.py` judges the trace. `offers`
 reads what a class claims (the worker sends it with the class's shape).
@@ -20,8 +20,6 @@ reads what a class claims (the worker sends it with the class's shape).
 from __future__ import annotations
 
 from .trace import Trace
-
-KINDS = ("cancel_waiting", "cancel_running", "model", "callback")
 
 
 class ModelFault(RuntimeError):
