@@ -46,7 +46,7 @@ def slow_engines() -> list[tuple[str, str, str, str]]:
         from engine.practice.slow_zoo import SLOW_BUGS
     except ImportError:
         return []
-    return [("engine.practice.slow_zoo", name, bug.axis, bug.pattern) for name, bug in SLOW_BUGS.items()]
+    return [("engine.practice.slow_zoo", bug.engine.__name__, bug.axis, bug.pattern) for bug in SLOW_BUGS.values()]
 
 
 def _busy() -> None:

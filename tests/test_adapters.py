@@ -17,6 +17,7 @@ from engine.practice.checker.run import check
 from engine.practice.zoo import BUGS
 
 ADAPTED = "tests/solutions/adapted_zoo.py"
+SHAPES = "tests/solutions/adapted_zoo_shapes.py"  # the five shapes of issue 32
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 CHECKER_BUGS = [bug.engine.__name__ for bug in BUGS.values() if bug.demo is None]
 
@@ -32,9 +33,18 @@ def verdicts(report) -> dict[str, list[tuple[str, str]]]:
     return {r.case.name: [(f.check, f.hint) for f in r.findings] for r in report.results}
 
 
+def verdicts_by_case(report) -> dict:
+    """Each case run, keyed by the case itself (a case run without its stop token is another case)."""
+    return {r.case: [(f.check, f.hint) for f in r.findings] for r in report.results}
+
+
 @functools.cache
+def direct_report(engine_name: str):
+    return check("engine.practice.zoo", engine_name, generated=0)
+
+
 def direct(engine_name: str) -> dict:
-    return verdicts(check("engine.practice.zoo", engine_name, generated=0))
+    return verdicts(direct_report(engine_name))
 
 
 @pytest.mark.parametrize("shape", ["ModelNext", "AddRequest"])
@@ -59,10 +69,8 @@ def passing_report(adapter: str, class_name: str) -> list[str]:
     result = run_check(f"docs/adapters/{adapter}", "--class", class_name)
     assert result.returncode == 0, result.stdout
     lines = result.stdout.splitlines()
-    assert (
-        "\n".join(lines[lines.index(next(x for x in lines if x.startswith("  SKIP"))) :])
-        in (DOCS / "adapters.md").read_text()
-    )
+    start = next(n for n, x in enumerate(lines) if x.startswith(("  SKIP", "  40 generated")))
+    assert "\n".join(lines[start:]) in (DOCS / "adapters.md").read_text()
     return lines
 
 
@@ -134,3 +142,79 @@ def test_a_class_of_another_shape_is_pointed_at_the_adapters():
         "error: docs/adapters/add_request_solution.py: no class with submit_request(...) and run() methods; a "
         "solution of another shape can be checked through an adapter (docs/adapters.md)\n"
     )
+
+
+STOP_TOKEN_CASES = {"stop-token-included", "stop-token-in-prompt"}
+RUN_WITHOUT_STOP_TOKEN = {"part1", "part2", "first-example", "max-tokens-zero", "empty-prompt"}
+
+
+@pytest.mark.parametrize("shape", ["Scheduler", "PerRequest", "Asyncio", "DigitName", "Dataclass"])
+@pytest.mark.parametrize("engine_name", CHECKER_BUGS)
+def test_the_five_new_adapters_let_every_zoo_bug_through_with_its_hint(shape, engine_name):
+    adapted = verdicts_by_case(check(SHAPES, f"{shape}{engine_name}", generated=0))
+    expected = verdicts_by_case(direct_report(engine_name))
+    same = {case: verdict for case, verdict in adapted.items() if case in expected}
+    assert same == {case: expected[case] for case in same}
+    other = {case.name for case in adapted if case not in expected}  # run without the stop token
+    skipped = {case.name for case in expected} - {case.name for case in adapted}
+    if shape == "PerRequest":
+        assert (other, skipped) == (RUN_WITHOUT_STOP_TOKEN, STOP_TOKEN_CASES)
+    else:
+        assert (other, skipped) == (set(), set())
+
+
+@pytest.mark.parametrize("shape", ["Scheduler", "PerRequest", "Asyncio", "DigitName", "Dataclass"])
+def test_the_correct_engine_passes_through_each_new_adapter(shape):
+    report = check(SHAPES, f"{shape}Correct")
+    assert report.exit_status == 0 and report.generated == 40
+
+
+def test_the_scheduler_adapter_passes_its_solution_and_every_optional_check_it_claims():
+    lines = passing_report("scheduler_adapter.py", "SchedulerAdapter")
+    assert [line for line in lines if line.startswith("  OPTIONAL")] == [
+        "  OPTIONAL  PASS  cancellation: a cancelled request, waiting or running, gets its callback once with what it "
+        "has",
+        "  OPTIONAL  PASS  model faults: a model that raises: run() raises, and run() again resumes with the results "
+        "of a run without the fault",
+        "  OPTIONAL  PASS  callback faults: a callback that raises: the other requests of its step are still "
+        "delivered, and run() raises the error",
+    ]
+    assert lines[-1] == "16 passed, 0 failed"
+
+
+def test_the_per_request_adapter_passes_its_solution_and_runs_what_needs_no_stop_token_without_it():
+    lines = passing_report("per_request_adapter.py", "PerRequestAdapter")
+    assert [line for line in lines if line.startswith("  SKIP")] == [
+        "  SKIP  stop-token-included: the stop token is delivered inside the output (5, 5, 0) (not supported: a stop "
+        "token (the engine has no end-of-sequence id))",
+        "  SKIP  stop-token-in-prompt: a stop token inside the prompt never stops a row (not supported: a stop token "
+        "(the engine has no end-of-sequence id))",
+    ]
+    assert (
+        "  PASS  part1: the interview problem's Part 1: two requests processed together (run without its stop "
+        "token, which is declined)" in lines
+    )
+    assert lines[-1] == "14 passed, 0 failed, 2 skipped"
+
+
+@pytest.mark.parametrize(
+    ("adapter", "class_name"),
+    [
+        ("asyncio_adapter.py", "AsyncioAdapter"),
+        ("digit_name_adapter.py", "DigitNameAdapter"),
+        ("dataclass_adapter.py", "DataclassAdapter"),
+    ],
+)
+def test_the_asyncio_digit_name_and_dataclass_adapters_pass_their_solutions(adapter, class_name):
+    lines = passing_report(adapter, class_name)
+    assert not [line for line in lines if line.startswith(("  SKIP", "  FAIL", "  NOT SUPPORTED"))]
+    assert lines[-1] == "16 passed, 0 failed"
+
+
+def test_a_per_request_solution_behind_an_adapter_that_calls_the_model_per_row_is_caught():
+    report = check(SHAPES, "PerRequestOneCallPerRow", generated=0)
+    findings = {r.case.name: [f.message for f in r.findings] for r in report.failed}
+    assert findings["first-example"] == [
+        "the model was called once per row: 3 calls in step 0, where one batched call was expected"
+    ]
+    assert {f.check for r in report.failed for f in r.findings} == {"one_call"}

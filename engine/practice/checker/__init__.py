@@ -12,7 +12,10 @@ turns the two traces into findings in plain words, with hints where one mistake 
 (`hints.py`, `stop_hints.py`, `run_hints.py`; `rows.py` reads a trace, `stuck.py` a run that
 did not finish, `divergence.py` finds where the model calls first differ). `run.py` runs
 the fixed and generated cases (`cases.py`), `shrink.py` makes a failing generated case
-minimal, `report.py` words the report, `command.py` is the command, `reconstruct.py`
-rebuilds an event log of the failing run for the app. A solution of another shape is
+minimal, `optional.py` runs the optional checks (cancellation, model and callback
+faults, by the interruptions of `interruptions.py`), `one_call.py` names a model called
+once per row, `report.py` words the report (a check that ran nothing is no pass),
+`command.py` is the command, `reconstruct.py` rebuilds an event log of the failing run
+for the app. A solution of another shape is
 checked through an adapter (`adapting.py`, docs/adapters.md).
 """

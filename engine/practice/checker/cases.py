@@ -285,6 +285,14 @@ def fixed_cases() -> list[Case]:
     ]
 
 
+def without_stop_token(case: Case) -> Case | None:
+    """The fixed case run with no stop token, for a solution whose adapter declines the stop token; None
+    where the stop token is what the case checks (a script emits it) or the case has none."""
+    if case.stop_token is None or any(r.script and case.stop_token in r.script for r in case.requests):
+        return None
+    return replace(case, stop_token=None, title=f"{case.title} (run without its stop token, which is declined)")
+
+
 def generated_case(rng: random.Random, index: int, with_stops: bool) -> Case:
     count = rng.randint(1, 8)
     requests = []

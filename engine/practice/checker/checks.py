@@ -6,7 +6,10 @@ wrong for which request, and, where a classic mistake fits the evidence, gives a
 result must not change after it was delivered (`results_kept`: the checker reads every
 delivered list again after each later model call), and a finished row's callback must
 fire before the next model call, or when `run()` returns for rows finishing in the last
-one (`on_time`: the seeds' "a finished row delivers its result and frees its slot").
+one (`on_time`: the seeds' "a finished row delivers its result and frees its slot"). A
+step must make one batched model call (`one_call`, `one_call.py`); a solution that calls
+the model once per row is told so, and not blamed for the late callbacks and idle slots
+that counting its calls as steps would find.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 
 from .cases import Case
 from .hints import OutputHints
+from .one_call import one_call_findings
 from .rows import appearances, outputs, owner
 from .run_hints import runs_hint
 from .stuck import left_behind
@@ -24,6 +28,7 @@ CHECKS = {
     "runs": "run() finishes without an error",
     "callback_once": "every request's callback is called exactly once",
     "outputs": "each request gets exactly its own prompt + generated tokens",
+    "one_call": "each step makes one batched model call",
     "results_kept": "a result never changes after its callback received it",
     "on_time": "each callback fires before the next model call after its row finishes",
     "rows": "no model call gets more than batch_size rows",
@@ -48,9 +53,10 @@ def evaluate(case: Case, got: Trace, expected: Trace) -> list[Finding]:
         if got.timeout:
             message += "; " + left_behind(case, got)
         return [Finding("runs", message, runs_hint(case, got))]
-    findings = _callbacks(case, got) + _outputs(case, got, expected) + _kept(case, got) + _on_time(case, got)
-    findings += _rows(case, got) + _fifo(case, got) + _work_conserving(case, got)
-    return findings
+    one_call = [Finding("one_call", message, hint) for message, hint in one_call_findings(got, expected)]
+    findings = _callbacks(case, got) + _outputs(case, got, expected) + one_call + _kept(case, got)
+    steps_counted = [] if one_call else _on_time(case, got) + _work_conserving(case, got)  # its calls are not steps
+    return findings + _rows(case, got) + _fifo(case, got) + steps_counted
 
 
 def _callbacks(case: Case, got: Trace) -> list[Finding]:

@@ -1,9 +1,9 @@
 """The `python -m engine check` command: run a check, print its report, write the failing run's log.
 
 Exit status: 0 every check passed, 1 a check failed or the scale section found the solution
-SLOW (or its run failing at scale), 2 the file could not be loaded or has the wrong shape.
-SIGTERM stops a check cleanly: the solution's process group is killed on the way out (the
-app's editor relies on it).
+SLOW (or its run failing at scale), 2 the file could not be loaded or has the wrong shape,
+or nothing was checked (every case skipped or declined). SIGTERM stops a check cleanly:
+the solution's process group is killed on the way out (the app's editor relies on it).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ Every result handed to a callback is kept and read again before each later model
 when the run ends (`Deliveries`): an engine that hands a callback its own buffer and then
 reuses it for another request is caught, though what the callback saw at the time was right.
 An adapter may raise `adapting.Unsupported` for a case its solution cannot express: the
-trace says so instead of failing.
+trace says so instead of failing. A case of an optional check carries an interruption
+(a cancel, a model or callback fault: `interruptions.py`), which drives the run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import inspect
 import traceback
 
 from .adapting import Unsupported
+from .interruptions import Interruption
 from .trace import CheckModel, Trace, plain
 
 KEYWORD, POSITIONAL = "keyword", "positional"  # how submit_request takes stop sequences
@@ -76,24 +78,25 @@ def run_case(engine_class, case: dict, with_stops: bool, trace: Trace | None = N
     trace = trace if trace is not None else Trace()
     trace.calls = model.calls
     deliveries = Deliveries(trace)
-    model.before_call = deliveries.reread
+    interruption = Interruption.of(case)  # none, for a correctness case
+    model.before_call = interruption.before_call(deliveries.reread)
     style = stop_style(engine_class) if with_stops else None
-    where = "__init__"
+    where, ids = "__init__", []
     try:
         engine = engine_class(model, case["batch_size"], case["stop_token"])
         for i, request in enumerate(case["requests"]):
             where = f"submit_request r{i}"
-            callback = lambda tokens, i=i: deliveries.deliver(i, tokens)  # noqa: E731
+            callback = interruption.callback(i, lambda tokens, i=i: deliveries.deliver(i, tokens))
             arguments = [list(request["prompt"]), request["max_tokens"], callback]
             stops = [list(s) for s in request["stops"]]
             if style == KEYWORD and stops:
-                engine.submit_request(*arguments, stop_sequences=stops)
+                ids.append(engine.submit_request(*arguments, stop_sequences=stops))
             elif style == POSITIONAL and stops:
-                engine.submit_request(*arguments, stops)
+                ids.append(engine.submit_request(*arguments, stops))
             else:
-                engine.submit_request(*arguments)
+                ids.append(engine.submit_request(*arguments))
         where = "run()"
-        engine.run()
+        interruption.run(engine, ids, trace)
     except Unsupported as exc:  # the adapter's word: this case is beyond what the solution can express
         trace.unsupported = str(exc) or f"{type(exc).__name__} (no reason given)"
     except Exception as exc:  # the solution's own error: reported, not raised

@@ -54,6 +54,7 @@ class Report:
     generated_simplified: int = 0  # generated workloads run simplified (`cases.simpler_variants`)
     budget: float | None = None  # seconds per generated workload once a case hung (None: the usual limit)
     generated_note: str = ""  # why no generated workload ran
+    optional: list = field(default_factory=list)  # optional.OptionalResult of each optional check
     scale: list[AxisResult] = field(default_factory=list)  # the scale section's axes (scale/), if it ran
     scale_note: str = ""  # why the scale section did not run
     scale_seconds: float = 0.0
@@ -64,7 +65,24 @@ class Report:
 
     @property
     def exit_status(self) -> int:
-        return 1 if self.failed or any(axis.verdict in ("SLOW", "FAIL") for axis in self.scale) else 0
+        """1 a check failed (an optional one the solution claims, or the scale section), 2 nothing was checked
+        (`nothing_checked`), else 0."""
+        slow = any(axis.verdict in ("SLOW", "FAIL") for axis in self.scale)
+        failed = self.failed or any(o.failed for o in self.optional) or slow
+        return 1 if failed else 2 if self.nothing_checked else 0
+
+    @property
+    def nothing_checked(self) -> str:
+        """Why no case was checked at all (every one skipped or declined); "" once one case ran."""
+        if self.results or self.generated:
+            return ""
+        declined = self.generated_unsupported
+        generated = (
+            f"{declined} generated workload{'s' * (declined != 1)} declined by the solution's adapter"
+            if declined
+            else f"generated workloads not run: {self.generated_note or 'none could be run'}"
+        )
+        return f"{len(self.skipped)} case{'s' * (len(self.skipped) != 1)} skipped, {generated}"
 
     def not_supported(self, what: str, why: str, case: str) -> None:
         self.unsupported.setdefault(what, [why]).append(case)
@@ -77,11 +95,32 @@ def format_report(report: Report) -> str:
     lines += [f"  SKIP  {skipped}" for skipped in report.skipped]
     lines += [_unsupported_line(what, why, cases) for what, (why, *cases) in report.unsupported.items()]
     lines += _generated_lines(report)
+    lines += _optional_lines(report)
     passed = len(report.results) - len(report.failed)
     summary = f"{passed} passed, {len(report.failed)} failed"
-    lines.append(summary + (f", {len(report.skipped)} skipped" if report.skipped else ""))
+    summary += f", {len(report.skipped)} skipped" if report.skipped else ""
+    optional_failed = sum(o.failed for o in report.optional)
+    lines.append(summary + (f"; {optional_failed} optional check(s) failed" if optional_failed else ""))
+    lines += _nothing_checked_lines(report)
     lines += scale_lines(report.scale, report.scale_note, report.scale_seconds)
     return "\n".join(lines)
+
+
+def _nothing_checked_lines(report: Report) -> list[str]:
+    """Nothing run must not read as a pass."""
+    if not report.nothing_checked:
+        return []
+    return [f"NOTHING CHECKED: {report.nothing_checked}; no case ran, so this is not a pass (exit status 2)"]
+
+
+def _optional_lines(report: Report) -> list[str]:
+    """The optional checks, each PASS, FAIL or -- with its reason."""
+    if not report.optional:
+        return []
+    lines = ["  optional checks (a FAIL only where the solution claims the feature):"]
+    for result in report.optional:
+        lines.append(f"  OPTIONAL  {result.status:<4}  {result.name}: {result.reason or result.title}")
+    return lines
 
 
 def _unsupported_line(what: str, why: str, cases: list[str]) -> str:
@@ -164,7 +203,9 @@ def report_json(report: Report) -> dict:
             for r in report.failed
         ],
         "skipped": report.skipped,
+        "nothing_checked": report.nothing_checked or None,
         "unsupported": {what: {"why": why, "cases": cases} for what, (why, *cases) in report.unsupported.items()},
+        "optional": [{"name": o.name, "status": o.status, "reason": o.reason} for o in report.optional],
         "generated": {
             "run": report.generated,
             "excluded": report.excluded,

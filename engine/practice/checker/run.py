@@ -1,13 +1,15 @@
 """Orchestrate a check: run every case on the solution and the reference, shrink, report.
 
-The fixed cases run first (after `MAX_TIMEOUTS` hung ones the rest are skipped), then the
-generated workloads, even when some case hung or raised: only those with a request of a
-shape that did not run (`stuck.shape`: a `max_tokens = 0` request, say) are left out, and
+The fixed cases run first (after `MAX_TIMEOUTS` hung ones the rest are skipped; one the
+solution's adapter declines runs again without its stop token where that is not what it
+checks), then the generated workloads, even when some case hung or raised: only those
+with a request of a shape that did not run (`stuck.shape`: a `max_tokens = 0` request, say) are left out, and
 after a hang each gets `AFTER_A_HANG` seconds instead of the full limit. They stop after
 `MAX_TIMEOUTS` more cases that do not run to the end. A generated workload the solution's
 adapter declines (`adapting.Unsupported`) is simplified until it is accepted
 (`cases.simpler_variants`), else replaced by the next one, up to three times as many drawn as run.
 
+Last come the optional checks (`optional.py`: cancellation, model and callback faults).
 `command.py` is the `python -m engine check` command around `check`.
 """
 
@@ -16,9 +18,10 @@ from __future__ import annotations
 import time
 
 from ...core.engine import BatchInferenceEngine
-from .cases import Case, fixed_cases, generated_stream, simpler_variants
+from .cases import Case, fixed_cases, generated_stream, simpler_variants, without_stop_token
 from .checks import evaluate
 from .driver import run_case
+from .optional import check_optional
 from .report import NO_STOPS, ZERO_BUDGET, CaseResult, Report
 from .sandbox import DEFAULT_TIMEOUT, Solution
 from .scale.section import run_section
@@ -39,6 +42,18 @@ def check_case(solution: Solution, case: Case, timeout: float | None = None) -> 
     got = solution.run(case.to_json(), timeout)
     expected = reference(case)
     return CaseResult(case, evaluate(case, got, expected), got, expected)
+
+
+def _check_fixed(solution: Solution, case: Case) -> CaseResult:
+    """A fixed case; one the solution's adapter declines is run again without the stop token where the stop
+    token is not what it checks (`cases.without_stop_token`), and that run counts if the adapter accepts it."""
+    result = check_case(solution, case)
+    plain = without_stop_token(case) if result.got.unsupported else None
+    if plain is not None:
+        rerun = check_case(solution, plain)
+        if not rerun.got.unsupported:
+            return rerun
+    return result
 
 
 def _did_not_run(result: CaseResult) -> bool:
@@ -68,8 +83,9 @@ def check(
             elif sum(r.got.timeout for r in report.results) >= MAX_TIMEOUTS:
                 report.skipped.append(f"{case.name}: {case.title} (not run: the solution hung {MAX_TIMEOUTS} times)")
             else:
-                _record(report, check_case(solution, case))
+                _record(report, _check_fixed(solution, case))
         _check_generated(report, solution, seed, stops, progress, generated)
+        report.optional = check_optional(solution, report.budget)
         if scale_budget is not None:
             _check_scale(report, solution, scale_budget, progress)
         return report

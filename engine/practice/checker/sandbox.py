@@ -9,8 +9,9 @@ A case that hangs is reported as a timeout, with the trace up to then when the w
 watchdog could send it (`watchdog.py`); a worker that dies (a crash, `sys.exit`, a
 segfault, a resource limit) as a crash; an answer that is not a trace as unreadable. In
 each of these the worker's whole process group is killed and the next case starts a
-fresh worker; after every other case, any process the solution left behind in the group
-is killed. Closing the Solution kills the group. Nothing the solution does can take the
+fresh worker, and so it is after a case that left the solution's threads running
+(`Trace.threads_left`); after every other case, any process the solution left behind in
+the group is killed. Closing the Solution kills the group. Nothing the solution does can take the
 checker down. (A process that leaves the group with `setsid` escapes the kill.)
 """
 
@@ -137,8 +138,16 @@ class Solution:
             self.close()
             trace.error = timed_out(seconds)
             return trace
-        kill_leftovers(self.process.pid, LEFTOVER_WAIT_SECONDS)
+        self._clean_up_after(trace)
         return trace
+
+    def _clean_up_after(self, trace: Trace) -> None:
+        """Leave nothing of a case to the next: a worker with the solution's threads still running is replaced
+        (the next case starts a fresh one), else the processes the solution left are killed."""
+        if trace.threads_left:
+            self.close()
+        else:
+            kill_leftovers(self.process.pid, LEFTOVER_WAIT_SECONDS)
 
     def measure(self, scale: dict, seconds: float) -> dict:
         """One measurement of the scale section (`scale/measuring.py`), within `seconds`: its answer, or

@@ -75,6 +75,8 @@ class Trace:
     changed: list = field(default_factory=list)  # a delivered result seen changed: [request, tokens now, calls before]
     failed_at: str | None = None  # where the solution raised: "__init__", "submit_request r2" or "run()"
     unsupported: str | None = None  # the solution's adapter says it cannot express the case, and why
+    raised: list = field(default_factory=list)  # what run() raised when the case's interruption fired
+    threads_left: int = 0  # the solution's threads still running once the case ended (the worker is then replaced)
 
     def rows(self, n: int) -> list[list[int]]:
         return [row for row in self.calls[n] if isinstance(row, list)]
@@ -107,11 +109,17 @@ class Trace:
         failed_at, unsupported = data.get("failed_at"), data.get("unsupported")
         if not all(value is None or isinstance(value, str) for value in (failed_at, unsupported)):
             raise ValueError("failed_at or unsupported: wrong type")
-        return cls(calls, callbacks, error, timeout, changed, failed_at, unsupported)
+        raised = data.get("raised", [])
+        if not isinstance(raised, list) or not all(isinstance(r, str) for r in raised):
+            raise ValueError("raised: not a list of messages")
+        threads_left = data.get("threads_left", 0)
+        if type(threads_left) is not int or threads_left < 0:
+            raise ValueError("threads_left: not a count")
+        return cls(calls, callbacks, error, timeout, changed, failed_at, unsupported, raised, threads_left)
 
 
 REQUIRED = ("calls", "callbacks", "error", "timeout")
-OPTIONAL = ("changed", "failed_at", "unsupported")
+OPTIONAL = ("changed", "failed_at", "unsupported", "raised", "threads_left")
 
 
 def _is_row(row: object) -> bool:

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from .driver import run_case, stop_style
+from .interruptions import offers
 from .resources import apply_limits, load_time_limit, set_cpu_budget
 from .scale.measuring import measure
 from .trace import Trace
@@ -33,6 +34,7 @@ from .watchdog import Watchdog
 
 OTHER_SHAPE = "; a solution of another shape can be checked through an adapter (docs/adapters.md)"
 PARENT_POLL_SECONDS = 0.5  # how often the worker checks that the checker is still there
+THREADS_END_SECONDS = 0.2  # after a case, how long the solution's threads get to end before they count as left
 _module_numbers = itertools.count(1)
 
 
@@ -103,7 +105,7 @@ def shape(engine_class) -> dict:
         raise ValueError(
             f"{name}.submit_request must accept (prompt_tokens, max_tokens, callback){OTHER_SHAPE}"
         ) from None
-    return {"class": name, "stop_sequences": stop_style(engine_class) is not None}
+    return {"class": name, "stop_sequences": stop_style(engine_class) is not None, "offers": offers(engine_class)}
 
 
 def isolate(protocol_fds: tuple[int, ...]) -> None:
@@ -153,6 +155,7 @@ def main(argv: list[str]) -> int:
         return 2
     answers.write(json.dumps(info) + "\n")
     answers.flush()
+    own_threads = threading.active_count()  # the checker's, and any the solution started on import
     for line in cases:
         message = json.loads(line)  # {"case": Case.to_json(), "timeout": seconds} or {"scale": ..., "timeout": ...}
         set_cpu_budget(message["timeout"])
@@ -161,8 +164,19 @@ def main(argv: list[str]) -> int:
             continue
         trace = Trace()
         watchdog.start(trace, message["timeout"])
-        watchdog.finish(run_case(engine_class, message["case"], info["stop_sequences"], trace))
+        run_case(engine_class, message["case"], info["stop_sequences"], trace)
+        trace.threads_left = threads_left(own_threads)
+        watchdog.finish(trace)
     return 0
+
+
+def threads_left(own_threads: int) -> int:
+    """The solution's threads still running after a case (given a moment to end). The checker then replaces
+    this worker: threads left hung would hold locks, CPU and the thread limit against later cases."""
+    deadline = time.monotonic() + THREADS_END_SECONDS
+    while threading.active_count() > own_threads and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return max(threading.active_count() - own_threads, 0)
 
 
 if __name__ == "__main__":

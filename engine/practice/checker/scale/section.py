@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 
+from ..sandbox import SCALE_GRACE
 from .verdict import AxisResult, Point
 from .workloads import AXES
 
@@ -27,7 +28,8 @@ SHARES = {"requests": 0.4, "answer length": 1 / 3, "stop sequences": 0.4, "batch
 MIN_RUN_SECONDS = 0.05  # a size's repeats together should take at least this (else more repeats)
 MAX_REPEATS = 7
 MIN_REPEATS = 3
-PROFILE_SECONDS = 1.0  # kept back from each axis's part for the line profile at its largest size
+PROFILE_SECONDS = 2.0  # kept back from each axis's part for the line profile (1 s of it: SCALE_GRACE)
+MIN_SECONDS = 0.2  # no measurement starts with less time than this left
 SAFETY = 1.5  # a size is run only if this many times its estimate fits in what is left
 
 
@@ -58,15 +60,30 @@ def _estimate(result: AxisResult, size: int, tokens: int) -> float:
     return per_pair * factor
 
 
+def _at_least(result: AxisResult, size: int, tokens: int, count: int, cpu_seconds: float) -> None:
+    """A size that overran its time still bounds the solution's cost from below: its runs took at least
+    `cpu_seconds` beside the reference's (estimated at the last size's cost per token). The bound is
+    kept only if it already makes the axis SLOW; otherwise the axis stays as measured."""
+    reference = result.points[-1].reference_per_token * tokens
+    solution = max(cpu_seconds - count * reference, 0.0) / count
+    result.points.append(Point(size, tokens, [solution], [reference], lower_bound=True))
+    if result.verdict != "SLOW":
+        result.points.pop()
+
+
 def run_axis(solution, axis, seconds: float, progress=None) -> AxisResult:
     result = AxisResult(axis.name, axis.unit, axis.target, axis.workload(axis.target).tokens)
-    end = time.monotonic() + seconds - PROFILE_SECONDS
+    deadline = time.monotonic() + seconds
+    end = deadline - PROFILE_SECONDS  # the measurements end here; the line profile has the rest
     busy = 1.0  # wall seconds per CPU second of the last measurement: other processes' share of the machine
     for size in axis.sizes:
         tokens = axis.workload(size).tokens
         per_pair = _estimate(result, size, tokens) * busy
         count = repeats(per_pair)
-        left = end - time.monotonic()
+        left = end - time.monotonic() - SCALE_GRACE  # the worker is killed that much after its limit
+        if left < MIN_SECONDS:
+            result.stopped = f"no time left in the budget for {size:,} {axis.unit}"
+            break
         if result.points and SAFETY * per_pair * count > left:
             count = int(max(left, 0) // (SAFETY * per_pair))  # fewer repeats of a long run (the least noisy)
             if count < 1:
@@ -75,19 +92,22 @@ def run_axis(solution, axis, seconds: float, progress=None) -> AxisResult:
         if progress:
             progress(f"scale: {axis.name} {size:,}")
         started = time.monotonic()
-        answer = solution.measure({"axis": axis.name, "size": size, "repeats": count}, max(left, 1.0))
+        answer = solution.measure({"axis": axis.name, "size": size, "repeats": count}, left)
         cpu = sum(answer.get("solution", ())) + sum(answer.get("reference", ()))
         busy = max(1.0, (time.monotonic() - started) / cpu) if cpu > 0.05 else busy
         if "error" in answer:
             if answer.get("timeout") and result.points:
                 result.stopped = f"{size:,} {axis.unit} did not finish within the time left ({left:.3g} s)"
+                _at_least(result, size, tokens, count, left / busy)
             else:
                 result.error = f"at {size:,} {axis.unit}: {answer['error']}"
             break
         result.points.append(Point(size, answer["tokens"], answer["solution"], answer["reference"]))
-    if result.points and not result.error:
-        profile = {"axis": axis.name, "size": result.points[-1].size, "profile": True}
-        result.hot = solution.measure(profile, max(end - time.monotonic(), PROFILE_SECONDS)).get("hot", [])
+    left = deadline - time.monotonic() - SCALE_GRACE
+    if result.points and not result.error and left >= MIN_SECONDS:
+        largest = next(p.size for p in reversed(result.points) if not p.lower_bound)
+        profile = {"axis": axis.name, "size": largest, "profile": True}
+        result.hot = solution.measure(profile, left).get("hot", [])
     return result
 
 

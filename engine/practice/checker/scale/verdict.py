@@ -35,6 +35,7 @@ class Point:
     tokens: int
     solution: list[float]  # CPU seconds of each repeat
     reference: list[float]
+    lower_bound: bool = False  # the solution's run overran: its time is at least this (section._at_least)
 
     @property
     def solution_per_token(self) -> float:

@@ -47,6 +47,7 @@ def verdict_line(result: AxisResult) -> str:
         return f"  FAIL  {name}: the solution's run went wrong {result.error}"
     first, last = result.points[0], result.points[-1]
     span = f"{first.size:,} to {last.size:,} {result.unit}"
+    span += ", at least: the last run overran" if last.lower_bound else ""
     projected = "measured" if last.size == result.target else "projected"
     at_target = (
         f"at {result.target:,} {result.unit} {duration(result.projected('solution'))}, "
@@ -69,11 +70,12 @@ def verdict_line(result: AxisResult) -> str:
 def axis_lines(result: AxisResult) -> list[str]:
     lines = [f"  {result.axis} (to {result.target:,} {result.unit})"]
     if result.points:
-        lines.append(f"    {'size':>9}  {'solution':>10}  {'reference':>10}  {'ratio':>6}")
+        lines.append(f"    {'size':>9}  {'solution':>11}  {'reference':>10}  {'ratio':>7}")
         for p in result.points:
+            at_least = ">=" if p.lower_bound else ""
             lines.append(
-                f"    {p.size:>9,}  {per_token(p.solution_per_token):>10}  "
-                f"{per_token(p.reference_per_token):>10}  {p.ratio:>6.2f}"
+                f"    {p.size:>9,}  {at_least + per_token(p.solution_per_token):>11}  "
+                f"{per_token(p.reference_per_token):>10}  {at_least + format(p.ratio, '.2f'):>7}"
             )
     if result.stopped and result.verdict != "--":
         lines.append(f"    larger sizes not run: {result.stopped}")
