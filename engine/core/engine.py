@@ -28,6 +28,7 @@ delivered by the next `step()` or `run()`.
 from __future__ import annotations
 
 from collections import deque
+from operator import attrgetter
 
 from .block_manager import BlockManager
 from .config import EngineConfig
@@ -45,6 +46,7 @@ from .scheduler import Finished, Plan, Scheduler
 from .stops import stop_matcher
 from .validation import MAX_STEP
 
+MAX_TOKENS = attrgetter("max_tokens")
 NO_TOKENS: Answer = ([], b"")  # the answer of a step whose rows all prefill (never changed)
 
 
@@ -140,7 +142,7 @@ class BatchInferenceEngine:
             request_id = self._fresh_id()
         elif not isinstance(request_id, str):
             raise TypeError(f"request_id: must be a str, got {type(request_id).__name__}")
-        if request_id in self._live or request_id in self.event_log.request_index:
+        elif request_id in self._live or request_id in self.event_log.request_index:
             raise ValueError(f"request_id: {request_id!r} is already in use")
         seq = new_sequence(  # checks every argument, naming the field
             request_id,
@@ -161,15 +163,17 @@ class BatchInferenceEngine:
         self._submitted += 1
         self._streams += seq.on_token is not None
         self._live[request_id] = seq
-        self._scheduler.add(seq)
+        self._scheduler.add(seq, self.clock)
         return request_id
 
     def _fresh_id(self) -> str:
         """`r<submission number>`, skipping ids a caller already chose."""
         n = self._submitted
-        while f"r{n}" in self._live or f"r{n}" in self.event_log.request_index:
+        request_id = f"r{n}"
+        while request_id in self._live or request_id in self.event_log.request_index:
             n += 1
-        return f"r{n}"
+            request_id = f"r{n}"
+        return request_id
 
     def cancel(self, request_id: str) -> bool:
         """Cancel at the next step boundary; False if the request has already finished.
@@ -273,12 +277,16 @@ class BatchInferenceEngine:
         arrived = self._scheduler.due(self.clock)
         if not arrived:
             return
-        for seq in arrived:
-            seq.log_index = self.event_log.arrived(self.clock, seq)
-            if seq.max_tokens == 0:
-                self._end(seq, FinishReason.MAX_TOKENS)  # needs no slot
-            else:
-                self._scheduler.enqueue(seq)
+        if all(map(MAX_TOKENS, arrived)):  # (most steps: every one of them is to generate)
+            self.event_log.arrived(self.clock, arrived)
+            self._scheduler.enqueue(arrived)
+        else:
+            for seq in arrived:
+                self.event_log.arrived(self.clock, [seq])
+                if seq.max_tokens == 0:
+                    self._end(seq, FinishReason.MAX_TOKENS)  # needs no slot
+                else:
+                    self._scheduler.enqueue([seq])
         self._outbox.deliver()
         self._apply_cancellations()  # a callback above may have cancelled a waiting request
 
@@ -289,7 +297,7 @@ class BatchInferenceEngine:
                 if seq.status is Status.FINISHED:  # finished in the step it was cancelled in
                     continue
                 if seq.status is Status.PENDING:  # cancelled before it arrived
-                    seq.log_index = self.event_log.arrived(self.clock, seq)
+                    self.event_log.arrived(self.clock, [seq])
                 self._end(seq, FinishReason.CANCELLED)
             self._outbox.deliver()  # a cancelled request's callback may cancel another
 

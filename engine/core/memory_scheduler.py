@@ -143,6 +143,8 @@ class MemoryScheduler(Scheduler):
                     )
                 return False
         self.take_slot(seq)
+        if blocks is not None:
+            seq.blocks, seq.block_identities = [], []  # (empty: a row gives all its blocks back when it leaves)
         self.admissions += 1
         seq.admitted_at, seq.prefilling, seq.computed, seq.scheduled = self.admissions, True, computed, tokens
         self.prefilling.append(seq)
@@ -204,7 +206,7 @@ class MemoryScheduler(Scheduler):
             seq.computed += seq.scheduled
             if seq.computed == len(seq.tokens):  # it was sent to the model, and its token is appended next
                 seq.prefilling = False
-                self.start_decoding(seq, step)
+                self.start_decoding([seq], step)
                 if paged:  # filed under the step at which its next token no longer fits its blocks
                     needs_block_at.setdefault(step + len(seq.blocks) * size - seq.computed + 1, []).append(seq)
         self.prefilling = [seq for seq in self.prefilling if seq.prefilling]

@@ -76,8 +76,9 @@ class Sequence:
     slot: int | None = None
     status: Status = Status.PENDING
     # Memory (engine/core/block_manager.py), used only with kv_blocks or token_budget set:
-    blocks: list[int] = field(default_factory=list)  # the block table: physical block ids, logical order
-    block_identities: list[int] = field(default_factory=list)  # prefix caching: first full blocks' identities
+    # (the two lists are made at admission, `MemoryScheduler._admit`: a run without a KV pool makes none)
+    blocks: list[int] | tuple = ()  # the block table: physical block ids, logical order
+    block_identities: list[int] | tuple = ()  # prefix caching: first full blocks' identities
     prefilling: bool = True  # not yet sent to the model since its (last) admission
     computed: int = 0  # while prefilling: tokens whose keys and values are in the cache
     scheduled: int = 0  # tokens the current step computes for this row
@@ -138,8 +139,9 @@ def _add_max_tokens(finished: list[tuple], due: list[Sequence], rows: list[Seque
         if seq not in ended and seq.status is Status.RUNNING and len(seq.tokens) >= seq.end:
             finished.append((seq, FinishReason.MAX_TOKENS, None))
             ended.add(seq)
-    if len(finished) > max(before, 1):  # (due rows come in the order they were filed)
-        finished.sort(key=lambda row: rows.index(row[0]))
+    if len(finished) > max(before, 1):  # (due rows come in the order they were filed): in row order, in one pass
+        entry = {row[0]: row for row in finished}
+        finished[:] = [entry[seq] for seq in rows if seq in entry]
 
 
 def new_sequence(

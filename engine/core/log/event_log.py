@@ -54,10 +54,16 @@ class EventLog:
         self._with_prefills = config.memory  # a model call also records the prompt tokens its step computed
 
     # -- the engine's writers: one a phase of its step ---------------------------------
-    def arrived(self, step: int, seq: Sequence) -> int:
-        """Intake: a request arrives; returns its index in the request table."""
-        prompt = tuple(seq.tokens[: seq.prompt_len])
-        return self.arrive(step, RequestInfo(seq.request_id, prompt, seq.max_tokens, seq.stop_sequences, seq.priority))
+    def arrived(self, step: int, arrived: list[Sequence]) -> None:
+        """Intake: requests arrive; each takes the next index of the request table (its `log_index`)."""
+        start = len(self.requests)
+        indices = list(range(start, start + len(arrived)))
+        for seq, index in zip(arrived, indices):
+            seq.log_index = index
+            prompt = tuple(seq.tokens[: seq.prompt_len])
+            self.requests.append(RequestInfo(seq.request_id, prompt, seq.max_tokens, seq.stop_sequences, seq.priority))
+        self.request_index.update(zip([seq.request_id for seq in arrived], indices))
+        self._write_columns(step, EventKind.ARRIVE, [ABSENT] * len(arrived), indices, [0] * len(arrived))
 
     def ended(self, step: int, ended: list[Finished]) -> None:
         """Intake or postprocess: each request's `evict`, then its `kv_free` if it gave blocks back."""
@@ -70,10 +76,15 @@ class EventLog:
         self._write(step, events)
 
     def scheduled(self, plan: Plan) -> None:
-        """Schedule: the decoding rows' new blocks, then each admission (with its cached and new blocks),
-        running row's new blocks and preemption (with the blocks it gave back), in the scheduler's order.
-        With prefix caching, a block whose cached identity was dropped to reuse it has its `kv_evict`
-        just before its `kv_alloc`."""
+        """Schedule: the admissions that take no blocks (without a KV pool); else the decoding rows' new blocks,
+        then each admission (with its cached and new blocks), running row's new blocks and preemption (with the
+        blocks it gave back), in the scheduler's order. With prefix caching, a block whose cached identity was
+        dropped to reuse it has its `kv_evict` just before its `kv_alloc`."""
+        if plan.joined:  # admissions without blocks, as columns
+            rows = plan.joined
+            self._write_columns(
+                plan.step, EventKind.ADMIT, [seq.slot for seq in rows], [seq.log_index for seq in rows], [0] * len(rows)
+            )
         if not (plan.grown or plan.actions):  # (most steps)
             return
         step, evicted = plan.step, plan.evicted  # (a set, this step's: each is written once, then dropped)
