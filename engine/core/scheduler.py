@@ -243,7 +243,8 @@ class Scheduler:
     def postprocess(self, plan: Plan, tokens) -> list[Finished]:
         """After the model call: append each row's token, check termination, evict the rows that end."""
         due = self.ends_at.pop(plan.step, ())
-        ended = append_and_check(plan.batch.rows, tokens, self.stop_token, due, self.watching > 0)
+        batch = plan.batch
+        ended = append_and_check(batch.rows, batch.prefixes, tokens, self.stop_token, due, self.watching > 0)
         return [self.finish(seq, reason, matched) for seq, reason, matched in ended] if ended else ended
 
     def finish(self, seq: Sequence, reason: FinishReason, matched: int | None = None) -> Finished:
