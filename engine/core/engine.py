@@ -347,11 +347,12 @@ class BatchInferenceEngine:
 
     def _deliver_later(self, ended: list[Finished]) -> None:
         """Ended requests leave the engine; each one's callback is queued, exactly once."""
-        for seq, *_ in ended:
+        live, put, clock = self._live, self._outbox.put, self.clock
+        for seq, _, _, _ in ended:
             self._streams -= seq.on_token is not None
-            del self._live[seq.request_id]
+            del live[seq.request_id]
             if seq.callback is not None:
-                self._outbox.put(seq, seq.callback, self._delivered(seq), self.clock)
+                put(seq, seq.callback, self._delivered(seq), clock)
 
     # -- the decisions a request's own state follows (the bug zoo varies them) ---------------
     _matcher = staticmethod(stop_matcher)  # the stop-sequence automaton of a request's stop list

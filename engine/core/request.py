@@ -173,21 +173,25 @@ def new_sequence(
     check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
     check_callable("callback", callback)
     check_callable("on_token", on_token)
-    stops = check_stop_sequences("stop_sequences", stop_sequences)
-    if arrival_step is not None:
-        check_int("arrival_step", arrival_step, minimum=0, maximum=MAX_ARRIVAL_STEP)
-    check_int("priority", priority, minimum=INT64_MIN, maximum=INT64_MAX)
+    stops = () if stop_sequences is None else check_stop_sequences("stop_sequences", stop_sequences)
+    if arrival_step is None:
+        arrival_step = now
+    else:
+        arrival_step = max(check_int("arrival_step", arrival_step, minimum=0, maximum=MAX_ARRIVAL_STEP), now)
+    if type(priority) is not int or priority:  # (0, the default, needs no range check)
+        check_int("priority", priority, minimum=INT64_MIN, maximum=INT64_MAX)
+    length = len(prompt)
     return Sequence(
         request_id,
         prompt,
-        len(prompt),
+        length,
         max_tokens,
         callback,
         on_token,
         matcher(stops) if stops else None,
         stops,
-        arrival_step=max(arrival_step or 0, now),  # a past arrival step means "now"
-        order=order,
-        end=len(prompt) + limit(max_tokens, len(prompt)),
-        priority=priority,
+        arrival_step,  # a past arrival step means "now"
+        order,
+        length + limit(max_tokens, length),
+        priority,
     )

@@ -67,6 +67,11 @@ class EventLog:
 
     def ended(self, step: int, ended: list[Finished]) -> None:
         """Intake or postprocess: each request's `evict`, then its `kv_free` if it gave blocks back."""
+        if not any(freed for _, _, _, freed in ended):  # (without a KV pool): the evictions as columns
+            slots = [ABSENT if seq.slot is None else seq.slot for seq, _, _, _ in ended]
+            requests = [seq.log_index for seq, _, _, _ in ended]
+            self._write_columns(step, EventKind.EVICT, slots, requests, [reason for _, reason, _, _ in ended])
+            return
         events = []
         for seq, reason, _, freed in ended:
             slot = ABSENT if seq.slot is None else seq.slot
@@ -164,7 +169,7 @@ class EventLog:
         return (
             array("i", [seq.slot for seq in rows]),
             array("i", [seq.log_index for seq in rows]),
-            array("i", [step - seq.generated + 1 for seq in rows]),  # (its token is appended: generated - 1)
+            array("i", [step + 1 + seq.prompt_len - len(seq.tokens) for seq in rows]),  # step - (generated - 1)
         )
 
     # -- writing, one event or one column at a time ----------------------------------
