@@ -142,7 +142,7 @@ class MemoryScheduler(Scheduler):
                         f"has only {blocks.num_free:,} of its {blocks.num_blocks:,} free: blocks were never given back"
                     )
                 return False
-        self.take_slot(seq)
+        self.take_slots(1)  # (`seq`, the head)
         if blocks is not None:
             seq.blocks, seq.block_identities = [], []  # (empty: a row gives all its blocks back when it leaves)
         self.admissions += 1

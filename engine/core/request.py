@@ -139,6 +139,11 @@ def _add_max_tokens(finished: list[tuple], due: list[Sequence], rows: list[Seque
     """The `due` rows that have reached max_tokens join `finished` (unless the stop token or a stop sequence
     ended them), all in row order. (A row may be filed twice, once before a preemption and once after; one
     filed before it was preempted is not running, or running and short of max_tokens.)"""
+    if not finished:  # (most often: the due rows reach max_tokens, and no other row ended)
+        reached = {seq for seq in due if seq.status is Status.RUNNING and len(seq.tokens) >= seq.end}
+        if len(reached) == len(rows):  # (every row, so in row order)
+            finished[:] = [(seq, FinishReason.MAX_TOKENS, None) for seq in rows]
+            return
     ended = {seq for seq, _, _ in finished}
     before = len(finished)
     for seq in due:

@@ -189,10 +189,7 @@ class Scheduler:
         batching rule, and the fill timeout allow), and name the rows the model gets."""
         plan = Plan(step)
         if self.free and self.num_waiting and self.admits(step, may_admit):
-            plan.joined = joined = []
-            while self.free and (seq := self.head()) is not None:
-                self.take_slot(seq)
-                joined.append(seq)
+            plan.joined = joined = self.take_slots(len(self.free))
             self.start_decoding(joined, step)  # (their prompts are computed and sent this step)
         plan.batch = self.batch() if self.num_running else None
         return plan
@@ -213,16 +210,24 @@ class Scheduler:
             return now
         return min(seq.arrival_step for seq in self.queued()) + self.fill_timeout
 
-    def take_slot(self, seq: Sequence) -> None:
-        """The head of the queue, `seq`, takes the lowest free slot."""
-        self.waiting.popleft()
-        self.num_waiting -= 1
-        seq.slot = heapq.heappop(self.free)
-        seq.status = Status.RUNNING
-        self.slots[seq.slot] = seq
-        self.num_running += 1
-        self.watching += seq.stops is not None
+    def take_slots(self, count: int) -> list[Sequence]:
+        """Up to `count` requests from the head of the queue (cancelled ones are dropped) take the lowest free
+        slots, one each, in queue order (`count` slots at least are free); returns them."""
+        waiting, free, slots = self.waiting, self.free, self.slots
+        joined = []
+        for _ in range(min(count, self.num_waiting)):
+            seq = waiting.popleft()
+            while seq.status is not Status.WAITING:  # cancelled while it waited
+                seq = waiting.popleft()
+            seq.slot = slot = heapq.heappop(free)
+            seq.status = Status.RUNNING
+            slots[slot] = seq
+            joined.append(seq)
+            self.watching += seq.stops is not None
+        self.num_waiting -= len(joined)
+        self.num_running += len(joined)
         self.version += 1
+        return joined
 
     def batch(self) -> Batch:
         """The rows the model gets this step, in slot order (every running row; see MemoryScheduler)."""
@@ -236,9 +241,12 @@ class Scheduler:
         """Each row gets its first token of this admission at `step`, then one every step until it ends or is
         preempted (and filed again when it decodes again): it is filed under the step at which it reaches
         max_tokens."""
-        ends_at = self.ends_at
+        ends_at, filed, last = self.ends_at, None, None
         for seq in rows:
-            ends_at.setdefault(max(step, step + seq.end - len(seq.tokens) - 1), []).append(seq)
+            at = max(step, step + seq.end - len(seq.tokens) - 1)
+            if at != last:  # (rows admitted together often end together)
+                filed, last = ends_at.setdefault(at, []), at
+            filed.append(seq)
 
     def postprocess(self, plan: Plan, tokens) -> list[Finished]:
         """After the model call: append each row's token, check termination, evict the rows that end."""
