@@ -96,6 +96,7 @@ class BatchInferenceEngine:
             self._scheduler = Scheduler(config)
         self._live: dict[str, Sequence] = {}  # submitted, not yet finished
         self._submitted = 0
+        self._chose_ids = False  # whether a caller chose a request id (else `r<n>` is always fresh)
         self._cancelled: deque[Sequence] = deque()  # cancel() was called; takes effect at the next step
         self._outbox = Outbox(self.event_log)  # callbacks waiting to run
         self._in_step = False
@@ -144,6 +145,8 @@ class BatchInferenceEngine:
             raise TypeError(f"request_id: must be a str, got {type(request_id).__name__}")
         elif request_id in self._live or request_id in self.event_log.request_index:
             raise ValueError(f"request_id: {request_id!r} is already in use")
+        else:
+            self._chose_ids = True
         seq = new_sequence(  # checks every argument, naming the field
             request_id,
             prompt_tokens,
@@ -170,7 +173,7 @@ class BatchInferenceEngine:
         """`r<submission number>`, skipping ids a caller already chose."""
         n = self._submitted
         request_id = f"r{n}"
-        while request_id in self._live or request_id in self.event_log.request_index:
+        while self._chose_ids and (request_id in self._live or request_id in self.event_log.request_index):
             n += 1
             request_id = f"r{n}"
         return request_id

@@ -58,16 +58,17 @@ class EventLog:
         """Intake: requests arrive; each takes the next index of the request table (its `log_index`)."""
         start = len(self.requests)
         indices = list(range(start, start + len(arrived)))
+        requests = self.requests
         for seq, index in zip(arrived, indices):
             seq.log_index = index
-            prompt = tuple(seq.tokens[: seq.prompt_len])
-            self.requests.append(RequestInfo(seq.request_id, prompt, seq.max_tokens, seq.stop_sequences, seq.priority))
+            prompt = tuple(seq.tokens)  # (nothing generated yet: its tokens are its prompt)
+            requests.append(RequestInfo(seq.request_id, prompt, seq.max_tokens, seq.stop_sequences, seq.priority))
         self.request_index.update(zip([seq.request_id for seq in arrived], indices))
         self._write_columns(step, EventKind.ARRIVE, [ABSENT] * len(arrived), indices, [0] * len(arrived))
 
     def ended(self, step: int, ended: list[Finished]) -> None:
         """Intake or postprocess: each request's `evict`, then its `kv_free` if it gave blocks back."""
-        if not any(freed for _, _, _, freed in ended):  # (without a KV pool): the evictions as columns
+        if self.config.kv_blocks is None:  # nothing to give back: the evictions as columns
             slots = [ABSENT if seq.slot is None else seq.slot for seq, _, _, _ in ended]
             requests = [seq.log_index for seq, _, _, _ in ended]
             self._write_columns(step, EventKind.EVICT, slots, requests, [reason for _, reason, _, _ in ended])
