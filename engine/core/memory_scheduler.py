@@ -182,7 +182,7 @@ class MemoryScheduler(Scheduler):
         else:
             self.left += 1
         freed = self.blocks.free(seq)
-        self.leave_slot(seq)
+        self.leave_slots([seq])
         seq.slot, seq.status, seq.prefilling, seq.computed, seq.scheduled = None, Status.WAITING, True, 0, 0
         seq.tokens = self.policy.kept(seq)
         if self.policy.to_front:

@@ -253,15 +253,26 @@ class Scheduler:
         due = self.ends_at.pop(plan.step, ())
         batch = plan.batch
         ended = append_and_check(batch.rows, batch.prefixes, tokens, self.stop_token, due, self.watching > 0)
-        return [self.finish(seq, reason, matched) for seq, reason, matched in ended] if ended else ended
+        return self.evict(ended) if ended else ended
+
+    def evict(self, ended: list[tuple]) -> list[Finished]:
+        """Rows of the batch end, each (row, reason, what matched): they leave their slots."""
+        release, finished = self.release, []
+        for seq, reason, matched in ended:
+            seq.finish_reason = reason
+            finished.append(Finished(seq, reason, matched, release(seq)))
+        self.leave_slots([seq for seq, _, _ in ended])
+        for seq, _, _ in ended:
+            seq.status = Status.FINISHED
+        return finished
 
     def finish(self, seq: Sequence, reason: FinishReason, matched: int | None = None) -> Finished:
         """`seq` ends for `reason`: it leaves its slot, or its place in the queue."""
+        if seq.status is Status.RUNNING:
+            return self.evict([(seq, reason, matched)])[0]
         seq.finish_reason = reason
         freed = self.release(seq)
-        if seq.status is Status.RUNNING:
-            self.leave_slot(seq)
-        elif seq.status is Status.WAITING:
+        if seq.status is Status.WAITING:
             self.num_waiting -= 1
         seq.status = Status.FINISHED
         return Finished(seq, reason, matched, freed)
@@ -270,13 +281,15 @@ class Scheduler:
         """What an ending row gives back besides its slot: its KV blocks (none here: memory is unlimited)."""
         return 0
 
-    def leave_slot(self, seq: Sequence) -> None:
-        """`seq` leaves its slot, which is free again at once."""
-        self.slots[seq.slot] = None
+    def leave_slots(self, rows: list[Sequence]) -> None:
+        """The rows leave their slots, which are free again at once."""
+        slots, free = self.slots, self.free
+        for seq in rows:
+            slots[seq.slot] = None
+            heapq.heappush(free, seq.slot)
+            self.watching -= seq.stops is not None
+        self.num_running -= len(rows)
         self.version += 1
-        heapq.heappush(self.free, seq.slot)
-        self.num_running -= 1
-        self.watching -= seq.stops is not None
 
     # -- what a front end may read -------------------------------------------------
     def running(self) -> list[Sequence]:
