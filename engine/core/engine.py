@@ -350,12 +350,13 @@ class BatchInferenceEngine:
 
     def _deliver_later(self, ended: list[Finished]) -> None:
         """Ended requests leave the engine; each one's callback is queued, exactly once."""
-        live, put, clock = self._live, self._outbox.put, self.clock
+        live, clock = self._live, self.clock
         for seq, _, _, _ in ended:
-            self._streams -= seq.on_token is not None
             del live[seq.request_id]
-            if seq.callback is not None:
-                put(seq, seq.callback, self._delivered(seq), clock)
+        if self._streams:
+            self._streams -= sum(seq.on_token is not None for seq, _, _, _ in ended)
+        calls = [(seq, seq.callback, self._delivered(seq), clock) for seq, _, _, _ in ended if seq.callback is not None]
+        self._outbox.put_all(calls)
 
     # -- the decisions a request's own state follows (the bug zoo varies them) ---------------
     _matcher = staticmethod(stop_matcher)  # the stop-sequence automaton of a request's stop list

@@ -160,6 +160,8 @@ class Scheduler:
         if self.arriving:  # (all due: `add`)
             arrived = sorted([*arrived, *self.arriving], key=ARRIVAL) if arrived else list(self.arriving)
             self.arriving.clear()
+        elif not arrived:  # (most steps)
+            return arrived
         return [seq for seq in arrived if seq.status is Status.PENDING]
 
     def enqueue(self, arrived: list[Sequence]) -> None:
@@ -243,7 +245,9 @@ class Scheduler:
         max_tokens."""
         ends_at, filed, last = self.ends_at, None, None
         for seq in rows:
-            at = max(step, step + seq.end - len(seq.tokens) - 1)
+            at = step + seq.end - len(seq.tokens) - 1
+            if at < step:  # (never before this step)
+                at = step
             if at != last:  # (rows admitted together often end together)
                 filed, last = ends_at.setdefault(at, []), at
             filed.append(seq)
