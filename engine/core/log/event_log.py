@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # (the plan's records are read here, never built)
 # much as writing a few events): `n` events' steps are `STEP(step) * n`, their kinds `KIND[kind] * n`.
 STEP = struct.Struct("i").pack  # (the "i" column's native int)
 KIND = {kind: bytes((kind,)) for kind in EventKind}
+new_tuple = tuple.__new__  # SPEED: a `RequestInfo` from its fields in C, without the named tuple's Python `__new__`
 KIND_EMIT, KIND_EVICT_THEN_ALLOC = KIND[EventKind.EMIT], KIND[EventKind.KV_EVICT] + KIND[EventKind.KV_ALLOC]
 
 
@@ -61,8 +62,8 @@ class EventLog:
         requests = self.requests
         for seq, index in zip(arrived, indices):
             seq.log_index = index
-            prompt = tuple(seq.tokens)  # (nothing generated yet: its tokens are its prompt)
-            requests.append(RequestInfo(seq.request_id, prompt, seq.max_tokens, seq.stop_sequences, seq.priority))
+            info = (seq.request_id, tuple(seq.tokens), seq.max_tokens, seq.stop_sequences, seq.priority)
+            requests.append(new_tuple(RequestInfo, info))  # (nothing generated yet: its tokens are its prompt)
         self.request_index.update(zip([seq.request_id for seq in arrived], indices))
         self._write_columns(step, EventKind.ARRIVE, [ABSENT] * len(arrived), indices, [0] * len(arrived))
 
