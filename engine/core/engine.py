@@ -140,7 +140,7 @@ class BatchInferenceEngine:
         priority equal, admission is the contract's FIFO.
         """
         if request_id is None:
-            request_id = self._fresh_id()
+            request_id = self._fresh_id() if self._chose_ids else f"r{self._submitted}"  # (then r<n> is fresh)
         elif not isinstance(request_id, str):
             raise TypeError(f"request_id: must be a str, got {type(request_id).__name__}")
         elif request_id in self._live or request_id in self.event_log.request_index:
@@ -164,7 +164,8 @@ class BatchInferenceEngine:
         if self._blocks is not None and seq.max_tokens:  # else it could never run
             self._blocks.check_fits(seq.prompt_len + seq.max_tokens, seq.prompt_len)
         self._submitted += 1
-        self._streams += seq.on_token is not None
+        if on_token is not None:
+            self._streams += 1
         self._live[request_id] = seq
         self._scheduler.add(seq, self.clock)
         return request_id
@@ -173,7 +174,7 @@ class BatchInferenceEngine:
         """`r<submission number>`, skipping ids a caller already chose."""
         n = self._submitted
         request_id = f"r{n}"
-        while self._chose_ids and (request_id in self._live or request_id in self.event_log.request_index):
+        while request_id in self._live or request_id in self.event_log.request_index:
             n += 1
             request_id = f"r{n}"
         return request_id
