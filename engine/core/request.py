@@ -61,7 +61,9 @@ class Sequence:
     """One request inside the engine, from submission to delivery."""
 
     request_id: str
-    tokens: list[int]  # prompt + generated; the engine's own copy, sent to the model as is
+    # prompt + generated: the engine's own list, sent to the model as is; until the request takes a slot (or ends)
+    # its prompt, as a tuple (the one the log keeps: a waiting request holds no list for the garbage collector)
+    tokens: list[int] | tuple[int, ...]
     prompt_len: int
     max_tokens: int  # generated tokens only
     callback: Callable[[list[int]], object] | None
@@ -174,7 +176,7 @@ def new_sequence(
 
     `limit(max_tokens, prompt_len)` is how many tokens the row may generate (the engine's hook).
     """
-    prompt = check_tokens("prompt_tokens", prompt_tokens)
+    prompt = tuple(check_tokens("prompt_tokens", prompt_tokens))
     if not (  # SPEED: the usual arguments pass one test; the checks below name the field that does not
         type(max_tokens) is int
         and 0 <= max_tokens <= INT64_MAX

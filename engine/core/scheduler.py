@@ -223,6 +223,8 @@ class Scheduler:
                 seq = waiting.popleft()
             seq.slot = slot = heapq.heappop(free)
             seq.status = Status.RUNNING
+            if type(seq.tokens) is tuple:  # (its prompt: `Sequence.tokens`)
+                seq.tokens = list(seq.tokens)
             slots[slot] = seq
             joined.append(seq)
             self.watching += seq.stops is not None
@@ -279,6 +281,7 @@ class Scheduler:
         if seq.status is Status.WAITING:
             self.num_waiting -= 1
         seq.status = Status.FINISHED
+        seq.tokens = list(seq.tokens)  # (never admitted: its prompt, as the list its callback gets)
         return Finished(seq, reason, matched, freed)
 
     def release(self, seq: Sequence) -> int:

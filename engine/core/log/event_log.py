@@ -62,8 +62,8 @@ class EventLog:
         requests = self.requests
         for seq, index in zip(arrived, indices):
             seq.log_index = index
-            info = (seq.request_id, tuple(seq.tokens), seq.max_tokens, seq.stop_sequences, seq.priority)
-            requests.append(new_tuple(RequestInfo, info))  # (nothing generated yet: its tokens are its prompt)
+            info = (seq.request_id, seq.tokens, seq.max_tokens, seq.stop_sequences, seq.priority)
+            requests.append(new_tuple(RequestInfo, info))  # (not yet admitted: its tokens are its prompt, a tuple)
         self.request_index.update(zip([seq.request_id for seq in arrived], indices))
         self._write_columns(step, EventKind.ARRIVE, [ABSENT] * len(arrived), indices, [0] * len(arrived))
 
