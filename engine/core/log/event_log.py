@@ -15,6 +15,8 @@ from __future__ import annotations
 import struct
 from array import array
 from bisect import bisect_left, bisect_right
+from functools import partial
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ..config import EngineConfig
@@ -31,7 +33,9 @@ if TYPE_CHECKING:  # (the plan's records are read here, never built)
 # much as writing a few events): `n` events' steps are `STEP(step) * n`, their kinds `KIND[kind] * n`.
 STEP = struct.Struct("i").pack  # (the "i" column's native int)
 KIND = {kind: bytes((kind,)) for kind in EventKind}
-new_tuple = tuple.__new__  # SPEED: a `RequestInfo` from its fields in C, without the named tuple's Python `__new__`
+# SPEED: an arrival's `RequestInfo` from its request's fields in C, without the named tuple's Python `__new__`
+INFO_FIELDS = attrgetter("request_id", "tokens", "max_tokens", "stop_sequences", "priority")
+REQUEST_INFO, REQUEST_ID = partial(tuple.__new__, RequestInfo), attrgetter("request_id")
 KIND_EMIT, KIND_EVICT_THEN_ALLOC = KIND[EventKind.EMIT], KIND[EventKind.KV_EVICT] + KIND[EventKind.KV_ALLOC]
 
 
@@ -59,12 +63,10 @@ class EventLog:
         """Intake: requests arrive; each takes the next index of the request table (its `log_index`)."""
         start = len(self.requests)
         indices = list(range(start, start + len(arrived)))
-        requests = self.requests
         for seq, index in zip(arrived, indices):
             seq.log_index = index
-            info = (seq.request_id, seq.tokens, seq.max_tokens, seq.stop_sequences, seq.priority)
-            requests.append(new_tuple(RequestInfo, info))  # (not yet admitted: its tokens are its prompt, a tuple)
-        self.request_index.update(zip([seq.request_id for seq in arrived], indices))
+        self.requests += map(REQUEST_INFO, map(INFO_FIELDS, arrived))  # (its tokens are its prompt, a tuple)
+        self.request_index.update(zip(map(REQUEST_ID, arrived), indices))
         self._write_columns(step, EventKind.ARRIVE, [ABSENT] * len(arrived), indices, [0] * len(arrived))
 
     def ended(self, step: int, ended: list[Finished]) -> None:
