@@ -277,7 +277,8 @@ class BatchInferenceEngine:
 
     def _take_arrivals_and_cancellations(self) -> None:
         """Intake: cancellations take effect, then arrivals join the queue."""
-        self._apply_cancellations()
+        if self._cancelled:
+            self._apply_cancellations()
         arrived = self._scheduler.due(self.clock)
         if not arrived:
             return

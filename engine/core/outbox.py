@@ -33,8 +33,9 @@ class Outbox:
         self._queue.extend(calls)
 
     def deliver(self) -> None:
-        while self._queue:
-            seq, function, value, step = self._queue.popleft()
+        queue = self._queue
+        while queue:
+            seq, function, value, step = queue.popleft()
             try:
                 function(value)
             except BaseException as exc:
