@@ -263,13 +263,12 @@ class Scheduler:
 
     def evict(self, ended: list[tuple]) -> list[Finished]:
         """Rows of the batch end, each (row, reason, what matched): they leave their slots."""
-        release, finished = self.release, []
+        release, finished, done = self.release, [], Status.FINISHED
         for seq, reason, matched in ended:
             seq.finish_reason = reason
             finished.append(Finished(seq, reason, matched, release(seq)))
+            seq.status = done
         self.leave_slots([seq for seq, _, _ in ended])
-        for seq, _, _ in ended:
-            seq.status = Status.FINISHED
         return finished
 
     def finish(self, seq: Sequence, reason: FinishReason, matched: int | None = None) -> Finished:
