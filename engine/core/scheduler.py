@@ -215,19 +215,19 @@ class Scheduler:
     def take_slots(self, count: int) -> list[Sequence]:
         """Up to `count` requests from the head of the queue (cancelled ones are dropped) take the lowest free
         slots, one each, in queue order (`count` slots at least are free); returns them."""
-        waiting, free, slots = self.waiting, self.free, self.slots
+        waiting, free, slots, queued, running = self.waiting, self.free, self.slots, Status.WAITING, Status.RUNNING
         joined = []
         for _ in range(min(count, self.num_waiting)):
             seq = waiting.popleft()
-            while seq.status is not Status.WAITING:  # cancelled while it waited
+            while seq.status is not queued:  # cancelled while it waited
                 seq = waiting.popleft()
             seq.slot = slot = heapq.heappop(free)
-            seq.status = Status.RUNNING
+            seq.status = running
             if type(seq.tokens) is tuple:  # (its prompt: `Sequence.tokens`)
                 seq.tokens = list(seq.tokens)
             slots[slot] = seq
             joined.append(seq)
-            self.watching += seq.stops is not None
+        self.watching += len(joined) - [seq.stops for seq in joined].count(None)
         self.num_waiting -= len(joined)
         self.num_running += len(joined)
         self.version += 1
