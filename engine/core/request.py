@@ -142,7 +142,8 @@ def _add_max_tokens(finished: list[tuple], due: list[Sequence], rows: list[Seque
     ended them), all in row order. (A row may be filed twice, once before a preemption and once after; one
     filed before it was preempted is not running, or running and short of max_tokens.)"""
     if not finished:  # (most often: the due rows reach max_tokens, and no other row ended)
-        reached = {seq for seq in due if seq.status is Status.RUNNING and len(seq.tokens) >= seq.end}
+        running = Status.RUNNING
+        reached = {seq for seq in due if seq.status is running and len(seq.tokens) >= seq.end}
         if len(reached) == len(rows):  # (every row, so in row order)
             finished[:] = [(seq, FinishReason.MAX_TOKENS, None) for seq in rows]
             return

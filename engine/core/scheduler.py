@@ -166,8 +166,9 @@ class Scheduler:
 
     def enqueue(self, arrived: list[Sequence]) -> None:
         """Arrived requests join the back of the queue, in order."""
+        queued = Status.WAITING
         for seq in arrived:
-            seq.status = Status.WAITING
+            seq.status = queued
         if type(self.waiting) is deque and any(map(PRIORITY, arrived)):  # the first priority other than 0: a heap
             self.waiting = PriorityQueue(self.waiting)  # from now on (it numbers the rows in line as they stand)
         if type(self.waiting) is deque:
