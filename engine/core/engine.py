@@ -352,12 +352,12 @@ class BatchInferenceEngine:
 
     def _deliver_later(self, ended: list[Finished]) -> None:
         """Ended requests leave the engine; each one's callback is queued, exactly once."""
-        live, clock = self._live, self.clock
+        live, clock, delivered = self._live, self.clock, self._delivered
         for seq, _, _, _ in ended:
             del live[seq.request_id]
         if self._streams:
             self._streams -= sum(seq.on_token is not None for seq, _, _, _ in ended)
-        calls = [(seq, seq.callback, self._delivered(seq), clock) for seq, _, _, _ in ended if seq.callback is not None]
+        calls = [(seq, seq.callback, delivered(seq), clock) for seq, _, _, _ in ended if seq.callback is not None]
         self._outbox.put_all(calls)
 
     # -- the decisions a request's own state follows (the bug zoo varies them) ---------------
