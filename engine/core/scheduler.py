@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from functools import partial
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -106,6 +107,9 @@ class Finished(NamedTuple):
     reason: FinishReason
     matched: int | None  # the stop sequence's index, -1 for the stop token, None otherwise
     freed: int  # the KV blocks it gave back
+
+
+FINISHED = partial(tuple.__new__, Finished)  # SPEED: a `Finished` from a tuple in C, without its Python `__new__`
 
 
 class Scheduler:
@@ -267,7 +271,7 @@ class Scheduler:
         release, finished, done = self.release, [], Status.FINISHED
         for seq, reason, matched in ended:
             seq.finish_reason = reason
-            finished.append(Finished(seq, reason, matched, release(seq)))
+            finished.append(FINISHED((seq, reason, matched, release(seq))))
             seq.status = done
         self.leave_slots([seq for seq, _, _ in ended])
         return finished
