@@ -28,6 +28,7 @@ delivered by the next `step()` or `run()`.
 from __future__ import annotations
 
 from collections import deque
+from operator import attrgetter
 
 from .block_manager import BlockManager
 from .config import EngineConfig
@@ -45,6 +46,7 @@ from .scheduler import Finished, Plan, Scheduler
 from .stops import stop_matcher
 from .validation import MAX_STEP
 
+MAX_TOKENS = attrgetter("max_tokens")
 NO_TOKENS: Answer = ([], b"")  # the answer of a step whose rows all prefill (never changed)
 
 
@@ -94,6 +96,7 @@ class BatchInferenceEngine:
             self._scheduler = Scheduler(config)
         self._live: dict[str, Sequence] = {}  # submitted, not yet finished
         self._submitted = 0
+        self._chose_ids = False  # whether a caller chose a request id (else `r<n>` is always fresh)
         self._cancelled: deque[Sequence] = deque()  # cancel() was called; takes effect at the next step
         self._outbox = Outbox(self.event_log)  # callbacks waiting to run
         self._in_step = False
@@ -137,11 +140,13 @@ class BatchInferenceEngine:
         priority equal, admission is the contract's FIFO.
         """
         if request_id is None:
-            request_id = self._fresh_id()
+            request_id = self._fresh_id() if self._chose_ids else f"r{self._submitted}"  # (then r<n> is fresh)
         elif not isinstance(request_id, str):
             raise TypeError(f"request_id: must be a str, got {type(request_id).__name__}")
-        if request_id in self._live or request_id in self.event_log.request_index:
+        elif request_id in self._live or request_id in self.event_log.request_index:
             raise ValueError(f"request_id: {request_id!r} is already in use")
+        else:
+            self._chose_ids = True
         seq = new_sequence(  # checks every argument, naming the field
             request_id,
             prompt_tokens,
@@ -159,17 +164,20 @@ class BatchInferenceEngine:
         if self._blocks is not None and seq.max_tokens:  # else it could never run
             self._blocks.check_fits(seq.prompt_len + seq.max_tokens, seq.prompt_len)
         self._submitted += 1
-        self._streams += seq.on_token is not None
+        if on_token is not None:
+            self._streams += 1
         self._live[request_id] = seq
-        self._scheduler.add(seq)
+        self._scheduler.add(seq, self.clock)
         return request_id
 
     def _fresh_id(self) -> str:
         """`r<submission number>`, skipping ids a caller already chose."""
         n = self._submitted
-        while f"r{n}" in self._live or f"r{n}" in self.event_log.request_index:
+        request_id = f"r{n}"
+        while request_id in self._live or request_id in self.event_log.request_index:
             n += 1
-        return f"r{n}"
+            request_id = f"r{n}"
+        return request_id
 
     def cancel(self, request_id: str) -> bool:
         """Cancel at the next step boundary; False if the request has already finished.
@@ -269,16 +277,21 @@ class BatchInferenceEngine:
 
     def _take_arrivals_and_cancellations(self) -> None:
         """Intake: cancellations take effect, then arrivals join the queue."""
-        self._apply_cancellations()
+        if self._cancelled:
+            self._apply_cancellations()
         arrived = self._scheduler.due(self.clock)
         if not arrived:
             return
-        for seq in arrived:
-            seq.log_index = self.event_log.arrived(self.clock, seq)
-            if seq.max_tokens == 0:
-                self._end(seq, FinishReason.MAX_TOKENS)  # needs no slot
-            else:
-                self._scheduler.enqueue(seq)
+        if all(map(MAX_TOKENS, arrived)):  # (most steps: every one of them is to generate)
+            self.event_log.arrived(self.clock, arrived)
+            self._scheduler.enqueue(arrived)
+        else:
+            for seq in arrived:
+                self.event_log.arrived(self.clock, [seq])
+                if seq.max_tokens == 0:
+                    self._end(seq, FinishReason.MAX_TOKENS)  # needs no slot
+                else:
+                    self._scheduler.enqueue([seq])
         self._outbox.deliver()
         self._apply_cancellations()  # a callback above may have cancelled a waiting request
 
@@ -289,7 +302,7 @@ class BatchInferenceEngine:
                 if seq.status is Status.FINISHED:  # finished in the step it was cancelled in
                     continue
                 if seq.status is Status.PENDING:  # cancelled before it arrived
-                    seq.log_index = self.event_log.arrived(self.clock, seq)
+                    self.event_log.arrived(self.clock, [seq])
                 self._end(seq, FinishReason.CANCELLED)
             self._outbox.deliver()  # a cancelled request's callback may cancel another
 
@@ -339,11 +352,13 @@ class BatchInferenceEngine:
 
     def _deliver_later(self, ended: list[Finished]) -> None:
         """Ended requests leave the engine; each one's callback is queued, exactly once."""
-        for seq, *_ in ended:
-            self._streams -= seq.on_token is not None
-            del self._live[seq.request_id]
-            if seq.callback is not None:
-                self._outbox.put(seq, seq.callback, self._delivered(seq), self.clock)
+        live, clock, delivered = self._live, self.clock, self._delivered
+        for seq, _, _, _ in ended:
+            del live[seq.request_id]
+        if self._streams:
+            self._streams -= sum(seq.on_token is not None for seq, _, _, _ in ended)
+        calls = [(seq, seq.callback, delivered(seq), clock) for seq, _, _, _ in ended if seq.callback is not None]
+        self._outbox.put_all(calls)
 
     # -- the decisions a request's own state follows (the bug zoo varies them) ---------------
     _matcher = staticmethod(stop_matcher)  # the stop-sequence automaton of a request's stop list

@@ -142,7 +142,9 @@ class MemoryScheduler(Scheduler):
                         f"has only {blocks.num_free:,} of its {blocks.num_blocks:,} free: blocks were never given back"
                     )
                 return False
-        self.take_slot(seq)
+        self.take_slots(1)  # (`seq`, the head)
+        if blocks is not None:
+            seq.blocks, seq.block_identities = [], []  # (empty: a row gives all its blocks back when it leaves)
         self.admissions += 1
         seq.admitted_at, seq.prefilling, seq.computed, seq.scheduled = self.admissions, True, computed, tokens
         self.prefilling.append(seq)
@@ -180,7 +182,7 @@ class MemoryScheduler(Scheduler):
         else:
             self.left += 1
         freed = self.blocks.free(seq)
-        self.leave_slot(seq)
+        self.leave_slots([seq])
         seq.slot, seq.status, seq.prefilling, seq.computed, seq.scheduled = None, Status.WAITING, True, 0, 0
         seq.tokens = self.policy.kept(seq)
         if self.policy.to_front:
@@ -204,7 +206,7 @@ class MemoryScheduler(Scheduler):
             seq.computed += seq.scheduled
             if seq.computed == len(seq.tokens):  # it was sent to the model, and its token is appended next
                 seq.prefilling = False
-                self.start_decoding(seq, step)
+                self.start_decoding([seq], step)
                 if paged:  # filed under the step at which its next token no longer fits its blocks
                     needs_block_at.setdefault(step + len(seq.blocks) * size - seq.computed + 1, []).append(seq)
         self.prefilling = [seq for seq in self.prefilling if seq.prefilling]

@@ -42,7 +42,8 @@ def call_model(
         prefixes = padded_prefixes
     try:
         answer = call(prefixes, mask) if padded else call(list(prefixes))  # the model may keep or change its list
-        answer = list(answer)
+        if type(answer) is not list:  # (a list is read before the model is called again: no copy)
+            answer = list(answer)
     except Exception as exc:
         expected = _expected(len(prefixes), padded)
         raise ModelError(step, f"model call failed with {type(exc).__name__}: {exc}; expected {expected}") from exc

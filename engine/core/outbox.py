@@ -28,9 +28,14 @@ class Outbox:
     def put(self, seq: Sequence, function: Callable, value: object, step: int) -> None:
         self._queue.append((seq, function, value, step))
 
+    def put_all(self, calls: list[tuple[Sequence, Callable, object, int]]) -> None:
+        """Several calls, each (request, function, value, step), in order."""
+        self._queue.extend(calls)
+
     def deliver(self) -> None:
-        while self._queue:
-            seq, function, value, step = self._queue.popleft()
+        queue = self._queue
+        while queue:
+            seq, function, value, step = queue.popleft()
             try:
                 function(value)
             except BaseException as exc:

@@ -7,6 +7,7 @@ request that takes the same slot.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -60,7 +61,9 @@ class Sequence:
     """One request inside the engine, from submission to delivery."""
 
     request_id: str
-    tokens: list[int]  # prompt + generated; the engine's own copy, sent to the model as is
+    # prompt + generated: the engine's own list, sent to the model as is; until the request takes a slot (or ends)
+    # its prompt, as a tuple (the one the log keeps: a waiting request holds no list for the garbage collector)
+    tokens: list[int] | tuple[int, ...]
     prompt_len: int
     max_tokens: int  # generated tokens only
     callback: Callable[[list[int]], object] | None
@@ -76,8 +79,9 @@ class Sequence:
     slot: int | None = None
     status: Status = Status.PENDING
     # Memory (engine/core/block_manager.py), used only with kv_blocks or token_budget set:
-    blocks: list[int] = field(default_factory=list)  # the block table: physical block ids, logical order
-    block_identities: list[int] = field(default_factory=list)  # prefix caching: first full blocks' identities
+    # (the two lists are made at admission, `MemoryScheduler._admit`: a run without a KV pool makes none)
+    blocks: list[int] | tuple = ()  # the block table: physical block ids, logical order
+    block_identities: list[int] | tuple = ()  # prefix caching: first full blocks' identities
     prefilling: bool = True  # not yet sent to the model since its (last) admission
     computed: int = 0  # while prefilling: tokens whose keys and values are in the cache
     scheduled: int = 0  # tokens the current step computes for this row
@@ -91,10 +95,15 @@ class Sequence:
 
 
 def append_and_check(
-    rows: list[Sequence], tokens: list[int], stop_token: int | None, due: list[Sequence], watch_stops: bool
+    rows: list[Sequence],
+    prefixes: list[list[int]],
+    tokens: list[int],
+    stop_token: int | None,
+    due: list[Sequence],
+    watch_stops: bool,
 ) -> list[tuple]:
-    """Append each row's new token, then check the row in the contract's order: the stop
-    token, then a stop sequence, then `max_tokens`.
+    """Append each row's new token (`prefixes`: the rows' token lists), then check the row in the
+    contract's order: the stop token, then a stop sequence, then `max_tokens`.
 
     Returns (row, finish reason, what matched) for the rows that end now, in row order;
     what matched is -1 for the stop token, a stop sequence's index, or None. (One call per
@@ -105,7 +114,8 @@ def append_and_check(
     known when it starts decoding: `Scheduler.ends_at`), and stop sequences only while a running
     row has some (`watch_stops`; the second loop is the first without them): most tokens are
     checked against the stop token alone (benchmarks/run.py's headline: 0.3x the floor less than
-    checking each token whole).
+    checking each token whole). Without stop sequences no bytecode runs a token: `map` appends
+    each row's token in C (`deque(..., maxlen=0)` drains it), and `in` looks for the stop token.
     """
     finished = []
     if watch_stops:
@@ -118,11 +128,10 @@ def append_and_check(
                 matched = seq.stops.matched(seq.stop_state)
                 if matched != NO_MATCH:
                     finished.append((seq, FinishReason.STOP_SEQUENCE, matched))
-    else:
-        for seq, token in zip(rows, tokens):  # (this loop is the engine's hottest)
-            seq.tokens.append(token)
-            if token == stop_token:
-                finished.append((seq, FinishReason.STOP_TOKEN, -1))
+    else:  # (the engine's hottest lines)
+        deque(map(list.append, prefixes, tokens), maxlen=0)
+        if stop_token is not None and stop_token in tokens:
+            finished = [(seq, FinishReason.STOP_TOKEN, -1) for seq, token in zip(rows, tokens) if token == stop_token]
     if due:
         _add_max_tokens(finished, due, rows)
     return finished
@@ -132,14 +141,21 @@ def _add_max_tokens(finished: list[tuple], due: list[Sequence], rows: list[Seque
     """The `due` rows that have reached max_tokens join `finished` (unless the stop token or a stop sequence
     ended them), all in row order. (A row may be filed twice, once before a preemption and once after; one
     filed before it was preempted is not running, or running and short of max_tokens.)"""
+    if not finished:  # (most often: the due rows reach max_tokens, and no other row ended)
+        running = Status.RUNNING
+        reached = {seq for seq in due if seq.status is running and len(seq.tokens) >= seq.end}
+        if len(reached) == len(rows):  # (every row, so in row order)
+            finished[:] = [(seq, FinishReason.MAX_TOKENS, None) for seq in rows]
+            return
     ended = {seq for seq, _, _ in finished}
     before = len(finished)
     for seq in due:
         if seq not in ended and seq.status is Status.RUNNING and len(seq.tokens) >= seq.end:
             finished.append((seq, FinishReason.MAX_TOKENS, None))
             ended.add(seq)
-    if len(finished) > max(before, 1):  # (due rows come in the order they were filed)
-        finished.sort(key=lambda row: rows.index(row[0]))
+    if len(finished) > max(before, 1):  # (due rows come in the order they were filed): in row order, in one pass
+        entry = {row[0]: row for row in finished}
+        finished[:] = [entry[seq] for seq in rows if seq in entry]
 
 
 def new_sequence(
@@ -161,25 +177,35 @@ def new_sequence(
 
     `limit(max_tokens, prompt_len)` is how many tokens the row may generate (the engine's hook).
     """
-    prompt = check_tokens("prompt_tokens", prompt_tokens)
-    check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
-    check_callable("callback", callback)
-    check_callable("on_token", on_token)
-    stops = check_stop_sequences("stop_sequences", stop_sequences)
-    if arrival_step is not None:
-        check_int("arrival_step", arrival_step, minimum=0, maximum=MAX_ARRIVAL_STEP)
-    check_int("priority", priority, minimum=INT64_MIN, maximum=INT64_MAX)
+    prompt = tuple(check_tokens("prompt_tokens", prompt_tokens))
+    if not (  # SPEED: the usual arguments pass one test; the checks below name the field that does not
+        type(max_tokens) is int
+        and 0 <= max_tokens <= INT64_MAX
+        and (callback is None or callable(callback))
+        and (on_token is None or callable(on_token))
+    ):
+        check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
+        check_callable("callback", callback)
+        check_callable("on_token", on_token)
+    stops = () if stop_sequences is None else check_stop_sequences("stop_sequences", stop_sequences)
+    if arrival_step is None:
+        arrival_step = now
+    else:
+        arrival_step = max(check_int("arrival_step", arrival_step, minimum=0, maximum=MAX_ARRIVAL_STEP), now)
+    if type(priority) is not int or priority:  # (0, the default, needs no range check)
+        check_int("priority", priority, minimum=INT64_MIN, maximum=INT64_MAX)
+    length = len(prompt)
     return Sequence(
         request_id,
         prompt,
-        len(prompt),
+        length,
         max_tokens,
         callback,
         on_token,
         matcher(stops) if stops else None,
         stops,
-        arrival_step=max(arrival_step or 0, now),  # a past arrival step means "now"
-        order=order,
-        end=len(prompt) + limit(max_tokens, len(prompt)),
-        priority=priority,
+        arrival_step,  # a past arrival step means "now"
+        order,
+        length + limit(max_tokens, length),
+        priority,
     )

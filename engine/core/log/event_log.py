@@ -15,6 +15,8 @@ from __future__ import annotations
 import struct
 from array import array
 from bisect import bisect_left, bisect_right
+from functools import partial
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ..config import EngineConfig
@@ -31,6 +33,9 @@ if TYPE_CHECKING:  # (the plan's records are read here, never built)
 # much as writing a few events): `n` events' steps are `STEP(step) * n`, their kinds `KIND[kind] * n`.
 STEP = struct.Struct("i").pack  # (the "i" column's native int)
 KIND = {kind: bytes((kind,)) for kind in EventKind}
+# SPEED: an arrival's `RequestInfo` from its request's fields in C, without the named tuple's Python `__new__`
+INFO_FIELDS = attrgetter("request_id", "tokens", "max_tokens", "stop_sequences", "priority")
+REQUEST_INFO, REQUEST_ID = partial(tuple.__new__, RequestInfo), attrgetter("request_id")
 KIND_EMIT, KIND_EVICT_THEN_ALLOC = KIND[EventKind.EMIT], KIND[EventKind.KV_EVICT] + KIND[EventKind.KV_ALLOC]
 
 
@@ -54,13 +59,23 @@ class EventLog:
         self._with_prefills = config.memory  # a model call also records the prompt tokens its step computed
 
     # -- the engine's writers: one a phase of its step ---------------------------------
-    def arrived(self, step: int, seq: Sequence) -> int:
-        """Intake: a request arrives; returns its index in the request table."""
-        prompt = tuple(seq.tokens[: seq.prompt_len])
-        return self.arrive(step, RequestInfo(seq.request_id, prompt, seq.max_tokens, seq.stop_sequences, seq.priority))
+    def arrived(self, step: int, arrived: list[Sequence]) -> None:
+        """Intake: requests arrive; each takes the next index of the request table (its `log_index`)."""
+        start = len(self.requests)
+        indices = list(range(start, start + len(arrived)))
+        for seq, index in zip(arrived, indices):
+            seq.log_index = index
+        self.requests += map(REQUEST_INFO, map(INFO_FIELDS, arrived))  # (its tokens are its prompt, a tuple)
+        self.request_index.update(zip(map(REQUEST_ID, arrived), indices))
+        self._write_columns(step, EventKind.ARRIVE, [ABSENT] * len(arrived), indices, [0] * len(arrived))
 
     def ended(self, step: int, ended: list[Finished]) -> None:
         """Intake or postprocess: each request's `evict`, then its `kv_free` if it gave blocks back."""
+        if self.config.kv_blocks is None:  # nothing to give back: the evictions as columns
+            slots = [ABSENT if seq.slot is None else seq.slot for seq, _, _, _ in ended]
+            requests = [seq.log_index for seq, _, _, _ in ended]
+            self._write_columns(step, EventKind.EVICT, slots, requests, [reason for _, reason, _, _ in ended])
+            return
         events = []
         for seq, reason, _, freed in ended:
             slot = ABSENT if seq.slot is None else seq.slot
@@ -70,10 +85,15 @@ class EventLog:
         self._write(step, events)
 
     def scheduled(self, plan: Plan) -> None:
-        """Schedule: the decoding rows' new blocks, then each admission (with its cached and new blocks),
-        running row's new blocks and preemption (with the blocks it gave back), in the scheduler's order.
-        With prefix caching, a block whose cached identity was dropped to reuse it has its `kv_evict`
-        just before its `kv_alloc`."""
+        """Schedule: the admissions that take no blocks (without a KV pool); else the decoding rows' new blocks,
+        then each admission (with its cached and new blocks), running row's new blocks and preemption (with the
+        blocks it gave back), in the scheduler's order. With prefix caching, a block whose cached identity was
+        dropped to reuse it has its `kv_evict` just before its `kv_alloc`."""
+        if plan.joined:  # admissions without blocks, as columns
+            rows = plan.joined
+            self._write_columns(
+                plan.step, EventKind.ADMIT, [seq.slot for seq in rows], [seq.log_index for seq in rows], [0] * len(rows)
+            )
         if not (plan.grown or plan.actions):  # (most steps)
             return
         step, evicted = plan.step, plan.evicted  # (a set, this step's: each is written once, then dropped)
@@ -153,7 +173,7 @@ class EventLog:
         return (
             array("i", [seq.slot for seq in rows]),
             array("i", [seq.log_index for seq in rows]),
-            array("i", [step - seq.generated + 1 for seq in rows]),  # (its token is appended: generated - 1)
+            array("i", [step + 1 + seq.prompt_len - len(seq.tokens) for seq in rows]),  # step - (generated - 1)
         )
 
     # -- writing, one event or one column at a time ----------------------------------

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 from ..request import FinishReason
 
@@ -78,10 +79,10 @@ KIND_BY_LABEL = {kind.label: kind for kind in EventKind}
 REASON_BY_LABEL = {reason.label: reason for reason in FinishReason}
 
 
-@dataclass(frozen=True, slots=True)
-class RequestInfo:
+class RequestInfo(NamedTuple):
     """A request as the event log records it at arrival: immutable, and all a replay needs
-    (no callbacks, no engine state, unlike `Sequence`)."""
+    (no callbacks, no engine state, unlike `Sequence`). (A named tuple, not a frozen dataclass:
+    a frozen dataclass sets each field through `object.__setattr__`, and one is made a request.)"""
 
     request_id: str
     prompt: tuple[int, ...]
