@@ -46,8 +46,8 @@ def test_a_learner_predicts_checks_and_reads_this_machine_s_figures(measured):
     assert not app.exception
     asked = [m.value for m in app.markdown if m.value.startswith("**Predict**")]
     assert asked == [
-        "**Predict** (from this machine's measurements): Which engine takes less time a token with a batch of 8 rows: the loop "
-        "engine or the vectorised one?"
+        "**Predict** (from this machine's measurements): Which engine takes less time a token with a batch of 8 "
+        "rows: the loop engine or the vectorised one?"
     ]
     assert "Check this lesson's predictions first" in texts(app)  # the chart waits
     app = check(app, 1, "the vectorised engine")
