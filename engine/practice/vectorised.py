@@ -58,10 +58,11 @@ WINDOW = 64  # steps of generated tokens kept in the window before they are copi
 class Row:
     """One request. `slot` and `request_id` are what a model's error message names."""
 
-    __slots__ = ("request_id", "tokens", "max_tokens", "callback", "table", "slot")
+    __slots__ = ("request_id", "tokens", "chunks", "max_tokens", "callback", "table", "slot")
 
     def __init__(self, request_id: str, tokens: list[int], max_tokens: int, callback, table: int):
         self.request_id, self.tokens, self.max_tokens, self.callback = request_id, tokens, max_tokens, callback
+        self.chunks: list[np.ndarray] = []  # generated tokens copied out of the window, not yet in `tokens`
         self.table = table  # index of its stop table in `VectorisedEngine.tables`, -1 for none
         self.slot = -1
 
@@ -206,10 +207,12 @@ class VectorisedEngine:
     def _evict(self, ended: np.ndarray) -> None:
         """The ended rows take their last tokens from the window and leave their slots, lowest slot first."""
         if ended.size:
-            tails = self.window[: self.k, ended].T.tolist()
+            tails = np.ascontiguousarray(self.window[: self.k, ended].T)  # each row's tokens side by side
             for slot, tail, start in zip(ended.tolist(), tails, self.start[ended].tolist()):
                 row, self.rows[slot] = self.rows[slot], None
-                row.tokens += tail[start:]
+                for chunk in row.chunks:
+                    row.tokens += chunk.tolist()
+                row.tokens += tail[start:].tolist()
                 if row.table >= 0:
                     self.live_tables[row.table] -= 1
                     if not self.live_tables[row.table]:
@@ -225,9 +228,13 @@ class VectorisedEngine:
     def _flush(self) -> None:
         """The window is full: the running rows' tokens in it move to their lists, and it starts again."""
         running = np.flatnonzero(self.active)
-        block = self.window[:, running].T.tolist()
-        for slot, tokens, start in zip(running.tolist(), block, self.start[running].tolist()):
-            self.rows[slot].tokens += tokens[start:] if start else tokens
+        if self.array_model is None:  # a per-row model reads the whole prefixes: each token joins its list now
+            for slot, token in zip(running.tolist(), self.window[0, running].tolist()):
+                self.rows[slot].tokens.append(token)
+        else:  # a copy, not a view: a view would keep the whole block alive as long as its longest row
+            block = np.ascontiguousarray(self.window[:, running].T)  # each row's tokens side by side
+            for slot, tokens, start in zip(running.tolist(), block, self.start[running].tolist()):
+                self.rows[slot].chunks.append(tokens[start:].copy())
         self.start[:] = 0
         self.k = 0
 
