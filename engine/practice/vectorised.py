@@ -207,12 +207,10 @@ class VectorisedEngine:
     def _evict(self, ended: np.ndarray) -> None:
         """The ended rows take their last tokens from the window and leave their slots, lowest slot first."""
         if ended.size:
-            tails = np.ascontiguousarray(self.window[: self.k, ended].T)  # each row's tokens side by side
+            tails = np.ascontiguousarray(self.window[: self.k, ended].T).tolist()  # each row's tokens side by side
             for slot, tail, start in zip(ended.tolist(), tails, self.start[ended].tolist()):
                 row, self.rows[slot] = self.rows[slot], None
-                for chunk in row.chunks:
-                    row.tokens += chunk.tolist()
-                row.tokens += tail[start:].tolist()
+                row.tokens += tail[start:] if start else tail
                 if row.table >= 0:
                     self.live_tables[row.table] -= 1
                     if not self.live_tables[row.table]:
@@ -232,9 +230,9 @@ class VectorisedEngine:
             for slot, token in zip(running.tolist(), self.window[0, running].tolist()):
                 self.rows[slot].tokens.append(token)
         else:  # a copy, not a view: a view would keep the whole block alive as long as its longest row
-            block = np.ascontiguousarray(self.window[:, running].T)  # each row's tokens side by side
+            block = np.ascontiguousarray(self.window[:, running].T).tolist()  # each row's tokens side by side
             for slot, tokens, start in zip(running.tolist(), block, self.start[running].tolist()):
-                self.rows[slot].chunks.append(tokens[start:].copy())
+                self.rows[slot].tokens += tokens[start:] if start else tokens
         self.start[:] = 0
         self.k = 0
 

@@ -1,0 +1,163 @@
+"""The vectorised step (engine/practice/vectorised.py) against the loop engine, per token, side by side in one run.
+
+    python benchmarks/vectorised.py [--quick] [--json] [--write] [--rounds N]
+
+Each engine runs with a model of its own kind, the same function (`LastTokenModel`): the loop
+engine (`engine.BatchInferenceEngine`) with its per-row Python form, the vectorised engine with its
+NumPy form. The workload at a batch size of B rows: 2B requests (at least 256), prompts of two
+tokens, answers of 64 to 192 tokens (seeded; rows end at different steps, so slots refill every
+step), stop token 0 in a vocabulary of 1,000; then the same with 100 four-token stop sequences on
+every request. The sizes: 8, 64, 512, 4,096, 32,768 and 65,536 rows (the loop engine's batch
+limit), and the vectorised engine alone at 100,000.
+
+The time of a run is the process's CPU time from the first submit to the end of `run()`, callbacks
+included, over the tokens generated: the machine's two cores are shared with other work, and wall
+time would count their turns too. Each round runs both engines at a size, in alternating order; the
+ns/token are each engine's median over the rounds, and a speedup is the median of the rounds'
+paired ratios (loop over vectorised), so both sides of a ratio see the same minutes of the machine.
+The crossover is the smallest batch size measured at which the vectorised step is faster.
+
+`--write` stores the table in engine/lab/measurements/vectorised.json (read by the lessons).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import json
+import os
+import pathlib
+import platform
+import random
+import statistics
+import sys
+import time
+
+from engine import BatchInferenceEngine
+from engine.practice.last_token_model import LastTokenModel
+from engine.practice.vectorised import VectorisedEngine
+
+ROWS = (8, 64, 512, 4096, 32768, 65536)
+BEYOND = 100_000  # the vectorised engine alone (the loop engine's batch limit is 65,536)
+QUICK_ROWS, QUICK_BEYOND = (8, 64, 512), 4096
+LENGTHS = (64, 192)  # generated tokens per request, uniform
+STOPS = [[1 + 4 * i, 2 + 4 * i, 3 + 4 * i, 4 + 4 * i] for i in range(100)]
+MEASUREMENTS = pathlib.Path(__file__).resolve().parent.parent / "engine" / "lab" / "measurements" / "vectorised.json"
+
+
+def workload(rows: int, lengths: tuple[int, int]) -> list[tuple[list[int], int]]:
+    rng = random.Random(rows)
+    return [([i % 997 + 1, 5], rng.randint(*lengths)) for i in range(max(2 * rows, 256))]
+
+
+def ns_per_token(engine_class, rows: int, requests, stops) -> float:
+    """CPU ns per generated token of one whole run: submit everything, then run()."""
+    delivered = []
+    engine = engine_class(LastTokenModel(vocab_size=1000), rows, 0)
+    gc.collect()
+    start = time.process_time_ns()
+    for prompt, max_tokens in requests:
+        engine.submit_request(prompt, max_tokens, delivered.append, stops)
+    engine.run()
+    elapsed = time.process_time_ns() - start
+    generated = sum(map(len, delivered)) - sum(len(prompt) for prompt, _ in requests)
+    return elapsed / generated
+
+
+def measure(rows: int, stops, rounds: int, lengths, with_loop: bool) -> dict:
+    """Both engines (or the vectorised one alone) at one batch size, `rounds` times in alternating order."""
+    requests = workload(rows, lengths)
+    loop, vectorised = [], []
+    for round_number in range(rounds):
+        order = [(VectorisedEngine, vectorised), (BatchInferenceEngine, loop)][: 2 if with_loop else 1]
+        for engine_class, figures in order if round_number % 2 else reversed(order):
+            figures.append(ns_per_token(engine_class, rows, requests, stops))
+            name = "loop" if engine_class is BatchInferenceEngine else "vectorised"
+            stopping = "with stops" if stops else "no stops"
+            print(f"  {rows:>7,} rows, {stopping}, {name}: {figures[-1]:8.1f} ns/token", file=sys.stderr, flush=True)
+    return {
+        "loop": statistics.median(loop) if loop else None,
+        "vectorised": statistics.median(vectorised),
+        "speedup": statistics.median(a / b for a, b in zip(loop, vectorised)) if loop else None,
+    }
+
+
+def measure_table(rows=ROWS, beyond=BEYOND, rounds: int = 3, lengths=LENGTHS) -> dict:
+    """The whole table, in the shape of engine/lab/measurements/vectorised.json."""
+    load = os.getloadavg()[0]
+    sizes = [*rows, beyond]
+    plain = [measure(size, None, rounds, lengths, size != beyond) for size in sizes]
+    stopped = [measure(size, STOPS, rounds, lengths, size != beyond) for size in sizes]
+    faster = [size for size, row in zip(rows, plain) if row["speedup"] > 1]
+    return {
+        "measured_on": datetime.date.today().isoformat(),
+        "load": round(load, 2),
+        "cpu": cpu_name(),
+        "rows": sizes,
+        "loop_ns_per_token": [rounded(row["loop"]) for row in plain],
+        "vectorised_ns_per_token": [rounded(row["vectorised"]) for row in plain],
+        "stops": {
+            "count": len(STOPS),
+            "loop_ns_per_token": [rounded(row["loop"]) for row in stopped],
+            "vectorised_ns_per_token": [rounded(row["vectorised"]) for row in stopped],
+        },
+        "crossover_rows": faster[0] if faster else None,
+        "speedup_at_max_rows": round(plain[len(rows) - 1]["speedup"], 2),
+        "max_rows": rows[-1],
+    }
+
+
+def rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def cpu_name() -> str:
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def print_table(table: dict) -> None:
+    print(f"CPU: {table['cpu']}; load (1 min) at the start: {table['load']}; CPU ns per generated token")
+    print(f"{'rows':>8} {'loop':>9} {'vectorised':>11} {'speedup':>8}   {len(STOPS)} stop sequences:")
+    print(f"{'':>8} {'':>9} {'':>11} {'':>8}   {'loop':>9} {'vectorised':>11} {'speedup':>8}")
+    stops = table["stops"]
+    for i, rows in enumerate(table["rows"]):
+        cells = []
+        for loop, vectorised in (
+            (table["loop_ns_per_token"][i], table["vectorised_ns_per_token"][i]),
+            (stops["loop_ns_per_token"][i], stops["vectorised_ns_per_token"][i]),
+        ):
+            speedup = f"{loop / vectorised:7.1f}x" if loop is not None else f"{'':8}"
+            cells.append(f"{'-' if loop is None else f'{loop:.0f}':>9} {vectorised:11.1f} {speedup}")
+        print(f"{rows:>8,} {cells[0]}   {cells[1]}")
+    print(f"crossover: {table['crossover_rows']} rows; at {table['max_rows']:,} rows the vectorised step is ", end="")
+    print(f"{table['speedup_at_max_rows']:.1f}x faster per token (median of paired ratios; target >= 20x)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help=f"batch sizes up to {QUICK_ROWS[-1]}, one round")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--write", action="store_true", help=f"store the table in {MEASUREMENTS.name}")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per batch size (3; 1 with --quick)")
+    args = parser.parse_args(argv)
+    rounds = args.rounds or (1 if args.quick else 3)
+    rows, beyond = (QUICK_ROWS, QUICK_BEYOND) if args.quick else (ROWS, BEYOND)
+    table = measure_table(rows, beyond, rounds)
+    if args.write:
+        MEASUREMENTS.parent.mkdir(exist_ok=True)
+        MEASUREMENTS.write_text(json.dumps(table, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(table, indent=2))
+    else:
+        print_table(table)
+
+
+if __name__ == "__main__":
+    main()
