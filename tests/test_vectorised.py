@@ -212,3 +212,9 @@ def test_outputs_and_callback_order_are_the_loop_engines(workload, follow_ups, b
     expected = run(BatchInferenceEngine(make_model(), batch_size, stop_token, padded=padded), workload, follow_ups)
     got = run(VectorisedEngine(make_model(), batch_size, stop_token, padded=padded), workload, follow_ups)
     assert got == expected
+
+
+def test_stop_sequences_of_negative_and_large_token_ids():
+    big = 2**40
+    model = scripted(9, -3, big, -3, big, 7)
+    assert both(model, 1, None, [([1], 10, [[big, -3, big]])]) == [("r0", [1, -3, big, -3, big])]

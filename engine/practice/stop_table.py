@@ -4,8 +4,9 @@ The automaton is the engine's own Aho–Corasick matcher (`engine/core/stops.py`
 and "the earliest completion wins" mean exactly what they mean there. Here its transitions
 are laid out as a table: one row per state, one column per token of the list's alphabet
 (the tokens that occur in some stop sequence, sorted), plus column 0 for every other token,
-which always leads back to the root. Advancing a batch is then one `searchsorted` (the
-token's column) and one gather (`goto[states, columns]`), with no loop over rows.
+which always leads back to the root. Advancing a batch is then one gather for the tokens'
+columns (a lookup table indexed by token id, or a `searchsorted` for large or negative ids) and
+one for the states (`goto[states, columns]`), with no loop over rows.
 
 The table has `states x (alphabet + 1)` entries; a list whose table would pass
 `MAX_TABLE_ENTRIES` is refused with a `ValueError` naming `stop_sequences` (the loop
@@ -21,12 +22,13 @@ import numpy as np
 from engine.core.stops import NO_MATCH, stop_matcher
 
 MAX_TABLE_ENTRIES = 1 << 22  # 16 MiB of int32 transitions
+MAX_LOOKUP = 1 << 20  # a list whose tokens are all in [0, MAX_LOOKUP) finds columns in a lookup table
 
 
 class StopTable:
     """The dense automaton of one list of stop sequences; immutable, shared by every row that uses the list."""
 
-    __slots__ = ("alphabet", "goto", "ends")
+    __slots__ = ("alphabet", "goto", "ends", "column_of")
 
     def __init__(self, sequences: tuple[tuple[int, ...], ...]):
         matcher = stop_matcher(sequences)
@@ -50,9 +52,15 @@ class StopTable:
         self.alphabet = np.array(alphabet, dtype=np.int64)
         self.goto = np.array(rows, dtype=np.int32)
         self.ends = np.array([matcher.matched(state) != NO_MATCH for state in states])  # a stop sequence ends here
+        self.column_of = None  # SPEED: token + 1 -> column, when the alphabet is small non-negative ids
+        if alphabet[0] >= 0 and alphabet[-1] < MAX_LOOKUP:
+            self.column_of = np.zeros(alphabet[-1] + 3, dtype=np.intp)  # -1 and largest + 1 stand for the others
+            self.column_of[self.alphabet + 1] = np.arange(1, len(alphabet) + 1)
 
     def advance(self, states: np.ndarray, tokens: np.ndarray) -> np.ndarray:
         """Each row's state after its token (`states` and `tokens` of the same length)."""
+        if self.column_of is not None:  # tokens clipped to [-1, largest + 1] first, so nothing overflows
+            return self.goto[states, self.column_of[np.clip(tokens, -1, len(self.column_of) - 2) + 1]]
         columns = np.searchsorted(self.alphabet, tokens)
         known = self.alphabet[np.minimum(columns, len(self.alphabet) - 1)] == tokens
         return self.goto[states, np.where(known, columns + 1, 0)]

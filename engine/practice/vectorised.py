@@ -83,7 +83,7 @@ class VectorisedEngine:
         self.state = np.zeros(slots, dtype=np.intp)  # each slot's state in its stop table
         self.rows: list[Row | None] = [None] * slots
         self.num_active = 0
-        self.tables, self.table_ids = [], {}  # the stop tables, and each one's index by its stop sequences
+        self.tables, self.table_ids = [], {}  # the stop tables; id(stop sequences) -> (them, their table's index)
         self.live_tables: dict[int, int] = {}  # stop table -> running rows that use it
         self.incoming: deque[Row] = deque()  # submitted since the last step's intake
         self.waiting: deque[Row] = deque()  # FIFO
@@ -95,14 +95,22 @@ class VectorisedEngine:
         check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
         check_callable("callback", callback)
         stops = check_stop_sequences("stop_sequences", stop_sequences)
-        if stops and stops not in self.table_ids:
-            table = stop_table(stops)  # (may refuse the list: nothing is queued then)
-            self.table_ids[stops] = len(self.tables)
-            self.tables.append(table)
         request_id = f"r{self.submitted}"
+        self.incoming.append(Row(request_id, prompt, max_tokens, callback, self._table_id(stops) if stops else -1))
         self.submitted += 1
-        self.incoming.append(Row(request_id, prompt, max_tokens, callback, self.table_ids[stops] if stops else -1))
         return request_id
+
+    def _table_id(self, stops: tuple[tuple[int, ...], ...]) -> int:
+        """The index in `tables` of the stop table of `stops`, built the first time (it may refuse the list).
+
+        SPEED: looked up by the checked tuple's identity first (the checks hand back the same tuple for a
+        list they have seen), since hashing a long list of stop sequences costs more than a request's step."""
+        known = self.table_ids.get(id(stops))
+        if known is None:  # (the entry keeps `stops` alive, so its id cannot name another list)
+            table = stop_table(stops)
+            known = self.table_ids[id(stops)] = (stops, len(self.tables))
+            self.tables.append(table)
+        return known[1]
 
     def run(self) -> None:
         failures = []
