@@ -36,6 +36,7 @@ import time
 
 from engine import BatchInferenceEngine
 from engine.practice.last_token_model import LastTokenModel
+from engine.practice.plain_loop import PlainLoopEngine
 from engine.practice.vectorised import VectorisedEngine
 
 ROWS = (8, 64, 512, 4096, 32768, 65536)
@@ -43,6 +44,7 @@ BEYOND = 100_000  # the vectorised engine alone (the loop engine's batch limit i
 QUICK_ROWS, QUICK_BEYOND = (8, 64, 512), 4096
 LENGTHS = (64, 192)  # generated tokens per request, uniform
 STOPS = [[1 + 4 * i, 2 + 4 * i, 3 + 4 * i, 4 + 4 * i] for i in range(100)]
+ENGINES = {"loop": BatchInferenceEngine, "plain loop": PlainLoopEngine, "vectorised": VectorisedEngine}
 MEASUREMENTS = pathlib.Path(__file__).resolve().parent.parent / "engine" / "lab" / "measurements" / "vectorised.json"
 
 
@@ -69,33 +71,36 @@ def ns_per_token(engine_class, rows: int, requests, stops) -> float:
     return elapsed / generated
 
 
-def measure(rows: int, stops, rounds: int, lengths, with_loop: bool) -> dict:
-    """Both engines (or the vectorised one alone) at one batch size, `rounds` times in alternating order."""
+def measure(rows: int, stops, rounds: int, lengths, alone: bool) -> dict[str, float | None]:
+    """Each engine's median ns/token at one batch size, and the medians of the paired ratios to the vectorised
+    engine's; `rounds` rounds, the engines' order reversed every other round. `alone`: the vectorised engine only."""
     requests = workload(rows, lengths)
-    loop, vectorised = [], []
+    engines = {"vectorised": VectorisedEngine} if alone else ENGINES
+    figures = {name: [] for name in engines}
     for round_number in range(rounds):
-        order = [(VectorisedEngine, vectorised), (BatchInferenceEngine, loop)][: 2 if with_loop else 1]
-        for engine_class, figures in order if round_number % 2 else reversed(order):
-            figures.append(ns_per_token(engine_class, rows, requests, stops))
-            name = "loop" if engine_class is BatchInferenceEngine else "vectorised"
-            stopping = "with stops" if stops else "no stops"
-            print(f"  {rows:>7,} rows, {stopping}, {name}: {figures[-1]:8.1f} ns/token", file=sys.stderr, flush=True)
-    return {
-        "loop": statistics.median(loop) if loop else None,
-        "vectorised": statistics.median(vectorised),
-        "speedup": statistics.median(a / b for a, b in zip(loop, vectorised)) if loop else None,
-    }
+        for name in list(engines)[:: 1 if round_number % 2 else -1]:
+            figures[name].append(ns_per_token(engines[name], rows, requests, stops))
+            what = f"{rows:>7,} rows, {'with' if stops else 'no'} stop sequences, {name}"
+            print(f"  {what}: {figures[name][-1]:8.1f} ns/token", file=sys.stderr, flush=True)
+    result = {name: figures.get(name) and statistics.median(figures[name]) for name in ENGINES}
+    for name in ENGINES:
+        if name != "vectorised":
+            ratios = [a / b for a, b in zip(figures.get(name, ()), figures["vectorised"])]
+            result[f"{name} speedup"] = statistics.median(ratios) if ratios else None
+    return result
 
 
-def measure_table(rows=ROWS, beyond=BEYOND, rounds: int = 3, lengths=LENGTHS) -> dict:
-    """The whole table, in the shape of engine/lab/measurements/vectorised.json."""
-    load = os.getloadavg()[0]
+def measure_table(rows=ROWS, beyond=BEYOND, rounds: int = 3, lengths: tuple[int, int] | None = None) -> dict:
+    """The whole table, in the shape of engine/lab/measurements/vectorised.json, and the figures of the plain
+    loop engine beside it (`plain_loop`, printed and in --json, not stored)."""
+    load, lengths = os.getloadavg()[0], lengths or LENGTHS
     sizes = [*rows, beyond]
-    plain = [measure(size, None, rounds, lengths, size != beyond) for size in sizes]
-    stopped = [measure(size, STOPS, rounds, lengths, size != beyond) for size in sizes]
-    faster = [size for size, row in zip(rows, plain) if row["speedup"] > 1]
+    plain = [measure(size, None, rounds, lengths, size == beyond) for size in sizes]
+    stopped = [measure(size, STOPS, rounds, lengths, size == beyond) for size in sizes]
+    faster = [size for size, row in zip(rows, plain) if row["loop speedup"] > 1]
+    at_max = plain[len(rows) - 1]
     return {
-        "measured_on": datetime.date.today().isoformat(),
+        "measured_on": datetime.datetime.now(datetime.UTC).date().isoformat(),
         "load": round(load, 2),
         "cpu": cpu_name(),
         "rows": sizes,
@@ -107,8 +112,13 @@ def measure_table(rows=ROWS, beyond=BEYOND, rounds: int = 3, lengths=LENGTHS) ->
             "vectorised_ns_per_token": [rounded(row["vectorised"]) for row in stopped],
         },
         "crossover_rows": faster[0] if faster else None,
-        "speedup_at_max_rows": round(plain[len(rows) - 1]["speedup"], 2),
+        "speedup_at_max_rows": round(at_max["loop speedup"], 2),
         "max_rows": rows[-1],
+        "plain_loop": {
+            "ns_per_token": [rounded(row["plain loop"]) for row in plain],
+            "stops_ns_per_token": [rounded(row["plain loop"]) for row in stopped],
+            "speedup_at_max_rows": round(at_max["plain loop speedup"], 2),
+        },
     }
 
 
@@ -128,20 +138,30 @@ def cpu_name() -> str:
 
 def print_table(table: dict) -> None:
     print(f"CPU: {table['cpu']}; load (1 min) at the start: {table['load']}; CPU ns per generated token")
-    print(f"{'rows':>8} {'loop':>9} {'vectorised':>11} {'speedup':>8}   {len(STOPS)} stop sequences:")
-    print(f"{'':>8} {'':>9} {'':>11} {'':>8}   {'loop':>9} {'vectorised':>11} {'speedup':>8}")
-    stops = table["stops"]
+    head = f"{'loop':>8} {'plain':>8} {'vectorised':>10} {'speedup':>8}"
+    print(f"{'':>8}   {'':^37}   {f'{len(STOPS)} stop sequences on every request':^37}")
+    print(f"{'rows':>8}   {head}   {head}")
+    series = [
+        (table["loop_ns_per_token"], table["plain_loop"]["ns_per_token"], table["vectorised_ns_per_token"]),
+        (table["stops"]["loop_ns_per_token"], table["plain_loop"]["stops_ns_per_token"],
+         table["stops"]["vectorised_ns_per_token"]),
+    ]  # fmt: skip
     for i, rows in enumerate(table["rows"]):
         cells = []
-        for loop, vectorised in (
-            (table["loop_ns_per_token"][i], table["vectorised_ns_per_token"][i]),
-            (stops["loop_ns_per_token"][i], stops["vectorised_ns_per_token"][i]),
-        ):
-            speedup = f"{loop / vectorised:7.1f}x" if loop is not None else f"{'':8}"
-            cells.append(f"{'-' if loop is None else f'{loop:.0f}':>9} {vectorised:11.1f} {speedup}")
-        print(f"{rows:>8,} {cells[0]}   {cells[1]}")
-    print(f"crossover: {table['crossover_rows']} rows; at {table['max_rows']:,} rows the vectorised step is ", end="")
-    print(f"{table['speedup_at_max_rows']:.1f}x faster per token (median of paired ratios; target >= 20x)")
+        for loop, plain, vectorised in series:
+            loop, plain, vectorised = loop[i], plain[i], vectorised[i]
+            speedup = f"{loop / vectorised:7.1f}x" if loop is not None else ""
+            cells.append(f"{cell(loop):>8} {cell(plain):>8} {vectorised:10.1f} {speedup:>8}")
+        print(f"{rows:>8,}   {cells[0]}   {cells[1]}")
+    print(
+        f"crossover: {table['crossover_rows']} rows; at {table['max_rows']:,} rows the vectorised step is "
+        f"{table['speedup_at_max_rows']:.1f}x faster per token than the loop engine (target >= 20x) and "
+        f"{table['plain_loop']['speedup_at_max_rows']:.1f}x faster than the plain loop engine (paired medians)"
+    )
+
+
+def cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -155,8 +175,9 @@ def main(argv: list[str] | None = None) -> None:
     rows, beyond = (QUICK_ROWS, QUICK_BEYOND) if args.quick else (ROWS, BEYOND)
     table = measure_table(rows, beyond, rounds)
     if args.write:
+        stored = {key: value for key, value in table.items() if key != "plain_loop"}
         MEASUREMENTS.parent.mkdir(exist_ok=True)
-        MEASUREMENTS.write_text(json.dumps(table, indent=2) + "\n")
+        MEASUREMENTS.write_text(json.dumps(stored, indent=2) + "\n")
     if args.json:
         print(json.dumps(table, indent=2))
     else:

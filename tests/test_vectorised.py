@@ -2,6 +2,8 @@
 tables, its errors, and the property that it gives exactly the loop engine's outputs in the loop engine's
 callback order, with the array model and with plain per-row models, ragged and padded."""
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -218,3 +220,26 @@ def test_stop_sequences_of_negative_and_large_token_ids():
     big = 2**40
     model = scripted(9, -3, big, -3, big, 7)
     assert both(model, 1, None, [([1], 10, [[big, -3, big]])]) == [("r0", [1, -3, big, -3, big])]
+
+
+# -- the benchmark runs (its times are never asserted) ---------------------------------------
+def test_the_benchmark_runs_and_writes_the_lessons_shape(monkeypatch, tmp_path, capsys):
+    from benchmarks import vectorised as benchmark
+
+    monkeypatch.setattr(benchmark, "QUICK_ROWS", (2, 4))
+    monkeypatch.setattr(benchmark, "QUICK_BEYOND", 8)
+    monkeypatch.setattr(benchmark, "LENGTHS", (2, 3))
+    monkeypatch.setattr(benchmark, "MEASUREMENTS", tmp_path / "vectorised.json")
+    benchmark.main(["--quick", "--json", "--write"])
+    printed = json.loads(capsys.readouterr().out)
+    stored = json.loads((tmp_path / "vectorised.json").read_text())
+    assert set(stored) == {
+        "measured_on", "load", "cpu", "rows", "loop_ns_per_token", "vectorised_ns_per_token", "stops",
+        "crossover_rows", "speedup_at_max_rows", "max_rows",
+    }  # fmt: skip
+    assert printed == {**stored, "plain_loop": printed["plain_loop"]}
+    assert stored["rows"] == [2, 4, 8] and stored["max_rows"] == 4
+    assert stored["loop_ns_per_token"][-1] is None and stored["stops"]["loop_ns_per_token"][-1] is None
+    assert set(stored["stops"]) == {"count", "loop_ns_per_token", "vectorised_ns_per_token"}
+    benchmark.print_table(printed)
+    assert "crossover" in capsys.readouterr().out
