@@ -49,8 +49,7 @@ from engine.core.validation import (
     check_token,
     check_tokens,
 )
-
-from .stop_table import stop_table
+from engine.practice.stop_table import stop_table
 
 WINDOW = 64  # steps of generated tokens kept in the window before they are copied into the rows' lists
 
