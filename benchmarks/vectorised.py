@@ -15,7 +15,10 @@ included, over the tokens generated: the machine's two cores are shared with oth
 time would count their turns too. Each round runs both engines at a size, in alternating order; the
 ns/token are each engine's median over the rounds, and a speedup is the median of the rounds'
 paired ratios (loop over vectorised), so both sides of a ratio see the same minutes of the machine.
-The crossover is the smallest batch size measured at which the vectorised step is faster.
+The crossover is the smallest batch size measured at which the vectorised step is faster. The plain
+loop engine (engine/practice/plain_loop.py, O(1) a token on every axis) is measured beside them.
+Last, the memory layout alone at 100,000 rows: a step's writes and last-token reads in a time-major
+window against a row-major buffer.
 
 `--write` stores the table in engine/lab/measurements/vectorised.json (read by the lessons).
 """
@@ -34,10 +37,12 @@ import statistics
 import sys
 import time
 
+import numpy as np
+
 from engine import BatchInferenceEngine
 from engine.practice.last_token_model import LastTokenModel
 from engine.practice.plain_loop import PlainLoopEngine
-from engine.practice.vectorised import VectorisedEngine
+from engine.practice.vectorised import WINDOW, VectorisedEngine
 
 ROWS = (8, 64, 512, 4096, 32768, 65536)
 BEYOND = 100_000  # the vectorised engine alone (the loop engine's batch limit is 65,536)
@@ -122,6 +127,32 @@ def measure_table(rows=ROWS, beyond=BEYOND, rounds: int = 3, lengths: tuple[int,
     }
 
 
+def layout_ns_per_token(rows: int, steps: int = 256) -> dict[str, float]:
+    """One step's writes of a token per row and reads of each row's last token, `steps` times, in the vectorised
+    engine's time-major window (steps, rows) and in a row-major buffer (rows, tokens) at each row's own length."""
+    tokens, slots = np.arange(rows, dtype=np.int64), np.arange(rows)
+    window = np.ones((WINDOW, rows), dtype=np.int64)  # (ones, not zeros: every page is touched before the clock)
+    buffer = np.ones((rows, steps + 64), dtype=np.int64)
+    lengths = np.random.default_rng(0).integers(0, 64, rows)  # rows part-way through answers of their own
+
+    def time_major() -> None:
+        for step in range(steps):
+            window[step % WINDOW] = tokens
+            tokens[:] = window[step % WINDOW]
+
+    def row_major() -> None:
+        for step in range(steps):
+            buffer[slots, lengths + step] = tokens
+            tokens[:] = buffer[slots, lengths + step]
+
+    figures = {}
+    for name, writes in (("time_major", time_major), ("row_major", row_major)):
+        start = time.process_time_ns()
+        writes()
+        figures[name] = round((time.process_time_ns() - start) / (rows * steps), 2)
+    return figures
+
+
 def rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
@@ -160,6 +191,13 @@ def print_table(table: dict) -> None:
     )
 
 
+def print_layout(rows: int, layout: dict[str, float]) -> None:
+    print(
+        f"layout at {rows:,} rows, a step's token writes and last-token reads: time-major window "
+        f"{layout['time_major']:.2f} ns/token, row-major buffer {layout['row_major']:.2f} ns/token"
+    )
+
+
 def cell(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"
 
@@ -174,14 +212,16 @@ def main(argv: list[str] | None = None) -> None:
     rounds = args.rounds or (1 if args.quick else 3)
     rows, beyond = (QUICK_ROWS, QUICK_BEYOND) if args.quick else (ROWS, BEYOND)
     table = measure_table(rows, beyond, rounds)
+    table["layout"] = layout_ns_per_token(beyond)
     if args.write:
-        stored = {key: value for key, value in table.items() if key != "plain_loop"}
+        stored = {key: value for key, value in table.items() if key not in ("plain_loop", "layout")}
         MEASUREMENTS.parent.mkdir(exist_ok=True)
         MEASUREMENTS.write_text(json.dumps(stored, indent=2) + "\n")
     if args.json:
         print(json.dumps(table, indent=2))
     else:
         print_table(table)
+        print_layout(table["rows"][-1], table["layout"])
 
 
 if __name__ == "__main__":

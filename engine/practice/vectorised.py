@@ -14,10 +14,11 @@ a step is a dozen whole-array operations and no Python loop over the rows:
 - stop sequences as automaton tables (`stop_table.py`): one gather per step for each distinct list;
 - free slots read from the mask, `np.flatnonzero(~active)`, refilled lowest first from a FIFO.
 
-Why time-major: a row-major buffer (slots, tokens) puts consecutive slots a whole row apart, so each
-step's write touches one cache line per slot (and each row's tail must be found at its own length);
-the time-major window writes B tokens side by side, and `benchmarks/vectorised.py` measures the
-difference that makes at 100,000 rows.
+Why time-major: in a row-major buffer (slots, tokens) consecutive slots are a whole row apart and
+each row's next position is its own, so a step's write is a scatter touching one cache line per
+slot; the time-major window writes the B tokens side by side (`benchmarks/vectorised.py` prints
+both at 100,000 rows). The tokens become Python ints in bulk, one `tolist` per window or per step's
+ended rows: that conversion, which the callbacks' lists need, is most of what a token costs here.
 
 The fast path is an array model, `next_tokens_array(last_tokens, lengths) -> one token per slot`
 (`last_token_model.py`; the entries of free slots are ignored). A plain per-row model
@@ -28,7 +29,8 @@ lists are brought up to date every step: correct, and as slow as such a model is
 Left out, as the seeds leave them out: cancel, arrival steps, the event log, static batching and
 memory. Bad arguments are refused as the loop engine refuses them (its own checks); a model answer
 of the wrong shape or type raises ModelError and changes no row; a callback that raises does not
-stop the others (CallbackError once the step's callbacks have all run).
+stop the others (CallbackError once the step's callbacks have all run). Each distinct stop list
+keeps its table for the engine's life.
 """
 
 from __future__ import annotations
@@ -57,11 +59,10 @@ WINDOW = 64  # steps of generated tokens kept in the window before they are copi
 class Row:
     """One request. `slot` and `request_id` are what a model's error message names."""
 
-    __slots__ = ("request_id", "tokens", "chunks", "max_tokens", "callback", "table", "slot")
+    __slots__ = ("request_id", "tokens", "max_tokens", "callback", "table", "slot")
 
     def __init__(self, request_id: str, tokens: list[int], max_tokens: int, callback, table: int):
         self.request_id, self.tokens, self.max_tokens, self.callback = request_id, tokens, max_tokens, callback
-        self.chunks: list[np.ndarray] = []  # generated tokens copied out of the window, not yet in `tokens`
         self.table = table  # index of its stop table in `VectorisedEngine.tables`, -1 for none
         self.slot = -1
 
