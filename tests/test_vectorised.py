@@ -237,7 +237,7 @@ def test_the_benchmark_runs_and_writes_the_lessons_shape(monkeypatch, tmp_path, 
         "measured_on", "load", "cpu", "rows", "loop_ns_per_token", "vectorised_ns_per_token", "stops",
         "crossover_rows", "speedup_at_max_rows", "max_rows",
     }  # fmt: skip
-    assert printed == {**stored, "plain_loop": printed["plain_loop"]}
+    assert printed == {**stored, "plain_loop": printed["plain_loop"], "layout": printed["layout"]}
     assert stored["rows"] == [2, 4, 8] and stored["max_rows"] == 4
     assert stored["loop_ns_per_token"][-1] is None and stored["stops"]["loop_ns_per_token"][-1] is None
     assert set(stored["stops"]) == {"count", "loop_ns_per_token", "vectorised_ns_per_token"}
