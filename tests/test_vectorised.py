@@ -243,3 +243,16 @@ def test_the_benchmark_runs_and_writes_the_lessons_shape(monkeypatch, tmp_path, 
     assert set(stored["stops"]) == {"count", "loop_ns_per_token", "vectorised_ns_per_token"}
     benchmark.print_table(printed)
     assert "crossover" in capsys.readouterr().out
+
+
+def test_the_stored_table_has_the_shape_the_lessons_read():
+    from benchmarks import vectorised as benchmark
+
+    table = json.loads(benchmark.MEASUREMENTS.read_text())
+    sizes = len(table["rows"])
+    assert table["max_rows"] in table["rows"] and table["crossover_rows"] in table["rows"]
+    for figures in (table["loop_ns_per_token"], table["vectorised_ns_per_token"], *table["stops"].values()):
+        assert isinstance(figures, int) or len(figures) == sizes
+    last = table["rows"].index(table["max_rows"])  # the loop engine's figures stop at its batch limit
+    assert None not in table["loop_ns_per_token"][: last + 1]
+    assert table["loop_ns_per_token"][last + 1 :] == [None] * (sizes - last - 1)
