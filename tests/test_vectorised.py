@@ -186,6 +186,20 @@ def test_a_raising_callback_does_not_stop_the_others():
     assert delivered == [[2, 6]]
 
 
+def test_a_callback_may_submit_but_not_step():
+    engine, delivered = VectorisedEngine(scripted(5, 6, 7), batch_size=1, stop_token=None), []
+
+    def again(tokens):
+        delivered.append(tokens)
+        engine.submit_request([3], 1, delivered.append)
+        engine.run()
+
+    engine.submit_request([1], 1, again)
+    with pytest.raises(CallbackError, match="inside a callback"):
+        engine.run()
+    assert delivered == [[1, 6], [3, 6]]
+
+
 # -- the same outputs and callback order as the loop engine ---------------------------------
 token = st.integers(0, 4)  # a small vocabulary, so the stop token and stop sequences really match
 requests = st.tuples(

@@ -89,6 +89,7 @@ class VectorisedEngine:
         self.waiting: deque[Row] = deque()  # FIFO
         self.outbox: deque[Row] = deque()  # ended, callback not yet called
         self.submitted = self.steps = 0
+        self.stepping = False  # inside step(): a callback may submit, not step
 
     def submit_request(self, prompt_tokens, max_tokens: int, callback=None, stop_sequences=None) -> str:
         prompt = check_tokens("prompt_tokens", prompt_tokens)
@@ -124,6 +125,17 @@ class VectorisedEngine:
 
     def step(self) -> None:
         """Intake (a request with max_tokens 0 ends here), admit, one model call, append, check, evict, deliver."""
+        if self.stepping:
+            raise RuntimeError("step() and run() cannot be called from inside a callback")
+        self.stepping = True
+        try:
+            failures = self._step()
+        finally:
+            self.stepping = False
+        if failures:
+            raise CallbackError(failures)
+
+    def _step(self) -> list[tuple[str, BaseException]]:
         arrived, self.incoming = self.incoming, deque()
         for row in arrived:
             (self.waiting if row.max_tokens else self.outbox).append(row)
@@ -134,8 +146,7 @@ class VectorisedEngine:
             self._evict(ended)
             failures += self._deliver()
         self.steps += 1
-        if failures:
-            raise CallbackError(failures)
+        return failures
 
     def _admit(self) -> None:
         count = min(len(self.waiting), self.batch_size - self.num_active)
@@ -237,7 +248,7 @@ class VectorisedEngine:
         if self.array_model is None:  # a per-row model reads the whole prefixes: each token joins its list now
             for slot, token in zip(running.tolist(), self.window[0, running].tolist()):
                 self.rows[slot].tokens.append(token)
-        else:  # a copy, not a view: a view would keep the whole block alive as long as its longest row
+        else:  # the whole block becomes Python ints in one call, then joins the rows' lists
             block = np.ascontiguousarray(self.window[:, running].T).tolist()  # each row's tokens side by side
             for slot, tokens, start in zip(running.tolist(), block, self.start[running].tolist()):
                 self.rows[slot].tokens += tokens[start:] if start else tokens
