@@ -138,6 +138,19 @@ def wait_until_idle(page, timeout: float = 30.0) -> None:
     page.wait_for_selector("[data-testid='stStatusWidget']", state="hidden", timeout=timeout * 1000)
 
 
+def check_answer(page, option: str | None = None, number: int | None = None) -> None:
+    """Answer the prediction on screen (a radio option or a number) and press Check prediction."""
+    if option is not None:
+        page.get_by_role("radiogroup", name="Your answer").get_by_text(option, exact=True).click()
+    else:
+        box = page.get_by_placeholder("a number")
+        box.fill(str(number))
+        box.press("Enter")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Check prediction").click()
+    wait_until_idle(page)
+
+
 def wait_for_url(page, fragment: str, present: bool = True, timeout: float = 15.0) -> None:
     """The page URL (which Streamlit updates after a rerun) gains or loses `fragment`."""
     deadline = time.monotonic() + timeout

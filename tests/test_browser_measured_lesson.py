@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import VIEWPORT, open_app, require_browser, screenshot, streamlit_server, wait_until_idle
+from tests.browser_support import (
+    VIEWPORT,
+    check_answer,
+    open_app,
+    require_browser,
+    screenshot,
+    streamlit_server,
+    wait_until_idle,
+)
 
 sync_api = require_browser()
 FIXTURES = Path(__file__).parent / "fixtures" / "measurements"
@@ -34,34 +42,22 @@ def wide(browser):
     page.close()
 
 
-def check(page, option: str | None = None, number: int | None = None) -> None:
-    if option is not None:
-        page.get_by_role("radiogroup", name="Your answer").get_by_text(option, exact=True).click()
-    else:
-        box = page.get_by_placeholder("a number")
-        box.fill(str(number))
-        box.press("Enter")
-    wait_until_idle(page)
-    page.get_by_role("button", name="Check prediction").click()
-    wait_until_idle(page)
-
-
 def test_the_measured_predictions_are_answered_and_the_chart_shows_after_them(wide, measured_url):
     page = wide
     open_app(page, measured_url, LESSON)
     page.get_by_text("with a batch of 8 rows: the loop engine or the vectorised one?").wait_for()
     screenshot(page, "measured-720-first-prediction")
-    check(page, option="the vectorised engine")
+    check_answer(page, option="the vectorised engine")
     wrong = page.locator("[data-testid='stAlert']").filter(has_text="Not quite: you said the vectorised engine")
     wrong.wait_for(timeout=30_000)
     assert "At 8 rows the loop engine took 1.0 µs a token" in wrong.inner_text()
     screenshot(page, "measured-720-wrong")
-    check(page, option="the vectorised engine")
-    check(page, option="ChecksFinishedInAList")
+    check_answer(page, option="the vectorised engine")
+    check_answer(page, option="ChecksFinishedInAList")
     page.get_by_text("How does ChecksFinishedInAList's cost a token grow").first.wait_for(timeout=30_000)
     screenshot(page, "measured-720-cause")
-    check(page, option="a token's cost grows in proportion to the requests")
-    check(page, number=2)
+    check_answer(page, option="a token's cost grows in proportion to the requests")
+    check_answer(page, number=2)
     page.get_by_text("This lesson: 4/5 right").wait_for(timeout=30_000)
     summary = page.locator("[data-testid='stExpander'] summary").filter(has_text="This machine's measurements")
     summary.click()  # (closed while the predictions were open; a click opens it)

@@ -11,6 +11,7 @@ import time
 from tests.browser_support import (
     FIND_STAGE,
     STAGE,
+    check_answer,
     open_app,
     require_browser,
     screenshot,
@@ -47,18 +48,6 @@ def heading(page) -> str:
 def asks(page) -> int:
     """How many predictions the page asks now (one at a time, so 0 or 1)."""
     return page.get_by_text("Predict (before step").count()
-
-
-def check_answer(page, option: str | None = None, number: int | None = None) -> None:
-    if option is not None:
-        page.get_by_role("radiogroup", name="Your answer").get_by_text(option, exact=True).click()
-    else:
-        box = page.get_by_placeholder("a number")
-        box.fill(str(number))
-        box.press("Enter")
-    wait_until_idle(page)
-    page.get_by_role("button", name="Check prediction").click()
-    wait_until_idle(page)
 
 
 def stage_eval(page, body: str):
