@@ -53,6 +53,7 @@ from engine.core.validation import (
 )
 from engine.practice.stop_table import stop_table
 
+SHARED_IDS = np.array(range(1 << 16), dtype=object)  # the Python int of each token id below 2**16 (`python_ints`)
 WINDOW = 64  # steps of generated tokens kept in the window before they are copied into the rows' lists
 
 
@@ -226,7 +227,7 @@ class VectorisedEngine:
     def _evict(self, ended: np.ndarray) -> None:
         """The ended rows take their last tokens from the window and leave their slots, lowest slot first."""
         if ended.size:
-            tails = np.ascontiguousarray(self.window[: self.k, ended].T).tolist()  # each row's tokens side by side
+            tails = python_ints(self.window[: self.k, ended].T)  # each row's tokens side by side
             for slot, tail, start in zip(ended.tolist(), tails, self.start[ended].tolist()):
                 row, self.rows[slot] = self.rows[slot], None
                 row.tokens += tail[start:] if start else tail
@@ -249,9 +250,10 @@ class VectorisedEngine:
             for slot, token in zip(running.tolist(), self.window[0, running].tolist()):
                 self.rows[slot].tokens.append(token)
         else:  # the whole block becomes Python ints in one call, then joins the rows' lists
-            block = np.ascontiguousarray(self.window[:, running].T).tolist()  # each row's tokens side by side
+            block = python_ints(self.window[:, running].T)  # each row's tokens side by side
+            rows = self.rows
             for slot, tokens, start in zip(running.tolist(), block, self.start[running].tolist()):
-                self.rows[slot].tokens += tokens[start:] if start else tokens
+                rows[slot].tokens += tokens[start:] if start else tokens
         self.start[:] = 0
         self.k = 0
 
@@ -266,6 +268,17 @@ class VectorisedEngine:
             except Exception as exc:
                 failures.append((row.request_id, exc))
         return failures
+
+
+def python_ints(block: np.ndarray) -> list[list[int]]:
+    """`block.tolist()`: the rows of a 2-D int64 array as lists of Python ints.
+
+    NOTE: making a Python int is most of what `tolist` costs. Token ids below 2**16 (every vocabulary
+    the lessons use) are looked up instead in `SHARED_IDS`, an object array holding one int per id made
+    once, so a list entry only takes a reference to it: about half the cost. Others go the plain way."""
+    if block.size and block.min() >= 0 and block.max() < len(SHARED_IDS):
+        return SHARED_IDS[block].tolist()
+    return block.tolist()
 
 
 def read_only(array: np.ndarray) -> np.ndarray:
