@@ -55,6 +55,7 @@ from engine.practice.stop_table import stop_table
 
 SHARED_IDS = np.array(range(1 << 16), dtype=object)  # the Python int of each token id below 2**16 (`python_ints`)
 WINDOW = 64  # steps of generated tokens kept in the window before they are copied into the rows' lists
+FLUSH_CHUNK = 1024  # rows whose window tokens are copied at once: their temporaries (1024 x 64) stay in cache
 
 
 class Row:
@@ -227,10 +228,10 @@ class VectorisedEngine:
     def _evict(self, ended: np.ndarray) -> None:
         """The ended rows take their last tokens from the window and leave their slots, lowest slot first."""
         if ended.size:
-            tails = python_ints(self.window[: self.k, ended].T)  # each row's tokens side by side
-            for slot, tail, start in zip(ended.tolist(), tails, self.start[ended].tolist()):
+            tails, begins, ends = self._window_tokens(ended, self.k)
+            for slot, begin, end in zip(ended.tolist(), begins, ends):
                 row, self.rows[slot] = self.rows[slot], None
-                row.tokens += tail[start:] if start else tail
+                row.tokens += tails[begin:end]
                 if row.table >= 0:
                     self.live_tables[row.table] -= 1
                     if not self.live_tables[row.table]:
@@ -250,12 +251,21 @@ class VectorisedEngine:
             for slot, token in zip(running.tolist(), self.window[0, running].tolist()):
                 self.rows[slot].tokens.append(token)
         else:  # the whole block becomes Python ints in one call, then joins the rows' lists
-            block = python_ints(self.window[:, running].T)  # each row's tokens side by side
             rows = self.rows
-            for slot, tokens, start in zip(running.tolist(), block, self.start[running].tolist()):
-                rows[slot].tokens += tokens[start:] if start else tokens
+            for first in range(0, running.size, FLUSH_CHUNK):  # a chunk at a time: the temporaries stay in cache
+                chunk = running[first : first + FLUSH_CHUNK]
+                block, begins, ends = self._window_tokens(chunk, len(self.window))
+                for slot, begin, end in zip(chunk.tolist(), begins, ends):
+                    rows[slot].tokens += block[begin:end]
         self.start[:] = 0
         self.k = 0
+
+    def _window_tokens(self, slots: np.ndarray, steps: int) -> tuple[list[int], list[int], list[int]]:
+        """The tokens of `slots` in the window's first `steps` rows, as one flat list of Python ints, each slot's
+        tokens side by side, and where each slot's tokens not yet in its list begin and end in it."""
+        tokens = python_ints(self.window[:steps, slots].T)
+        ends = np.arange(steps, steps * (slots.size + 1), steps)
+        return tokens, (ends - steps + self.start[slots]).tolist(), ends.tolist()
 
     def _deliver(self) -> list[tuple[str, BaseException]]:
         """Call the ended rows' callbacks in order; each row leaves the outbox before its callback runs."""
@@ -270,15 +280,16 @@ class VectorisedEngine:
         return failures
 
 
-def python_ints(block: np.ndarray) -> list[list[int]]:
-    """`block.tolist()`: the rows of a 2-D int64 array as lists of Python ints.
+def python_ints(block: np.ndarray) -> list[int]:
+    """`block.ravel().tolist()`: the entries of an int64 array as one flat list of Python ints.
 
     NOTE: making a Python int is most of what `tolist` costs. Token ids below 2**16 (every vocabulary
     the lessons use) are looked up instead in `SHARED_IDS`, an object array holding one int per id made
-    once, so a list entry only takes a reference to it: about half the cost. Others go the plain way."""
+    once, so a list entry only takes a reference to it: about half the cost. Others go the plain way.
+    One flat list, not a list per row: a 2-D `tolist` makes a view of each row, and costs twice as much."""
     if block.size and block.min() >= 0 and block.max() < len(SHARED_IDS):
-        return SHARED_IDS[block].tolist()
-    return block.tolist()
+        return SHARED_IDS[block].ravel().tolist()
+    return block.ravel().tolist()
 
 
 def read_only(array: np.ndarray) -> np.ndarray:
