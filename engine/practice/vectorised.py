@@ -54,11 +54,8 @@ from engine.core.validation import (
 from engine.practice.stop_table import stop_table
 
 SHARED_IDS = np.array(range(1 << 16), dtype=object)  # the Python int of each token id below 2**16 (`python_ints`)
-# Steps of generated tokens kept in the window before they are copied into the rows' lists (8 bytes a slot
-# a step: 1 MiB a thousand slots). SPEED: each copy into a row's list touches its cold list, so a row copied
-# once or twice in its life (answers of 64 to 192 tokens) costs less than one copied every 64 steps.
-WINDOW = 128
-FLUSH_CHUNK = 1024  # rows whose window tokens are copied at once: their temporaries (1024 x WINDOW) stay in cache
+WINDOW = 64  # steps of generated tokens kept in the window before they are copied into the rows' lists
+FLUSH_CHUNK = 1024  # rows whose window tokens are copied at once: their temporaries (1024 x 64) stay in cache
 
 
 class Row:
