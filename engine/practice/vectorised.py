@@ -229,17 +229,14 @@ class VectorisedEngine:
         """The ended rows take their last tokens from the window and leave their slots, lowest slot first."""
         if ended.size:
             tails, begins, ends = self._window_tokens(ended, self.k)
-            slots = ended.tolist()
-            rows = [self.rows[slot] for slot in slots]
-            for row, begin, end in zip(rows, begins, ends):
+            for slot, begin, end in zip(ended.tolist(), begins, ends):
+                row, self.rows[slot] = self.rows[slot], None
                 row.tokens += tails[begin:end]
-            for slot in slots:
-                self.rows[slot] = None
-            for table in (row.table for row in rows if row.table >= 0) if self.live_tables else ():
-                self.live_tables[table] -= 1
-                if not self.live_tables[table]:
-                    del self.live_tables[table]
-            self.outbox.extend(rows)
+                if row.table >= 0:
+                    self.live_tables[row.table] -= 1
+                    if not self.live_tables[row.table]:
+                        del self.live_tables[row.table]
+                self.outbox.append(row)
             self.active[ended] = False
             self.table_of[ended] = -1
             self.state[ended] = 0
