@@ -8,7 +8,7 @@ grows as the reference's does, whatever their constant factors.
 
 An axis is SLOW when all three hold:
 - the growth is at least `GROWTH_MARGIN` (noise on a busy machine moves a correct engine's
-  growth by far less: the README's noise margin gives the figures);
+  growth by far less: docs/scale.md gives the measured noise margin);
 - the solution's own cost per token grew at least `OWN_GROWTH` times (a flat engine beside
   a reference that got cheaper is not slow);
 - its projected time at the target size is at least `TARGET_MARGIN` times the reference's.
