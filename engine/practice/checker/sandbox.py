@@ -41,13 +41,16 @@ class LoadError(Exception):
     """The file could not be loaded or has the wrong shape (exit status 2)."""
 
 
-def check_timeout(seconds: float) -> float:
-    """`seconds` if it is a usable time limit per case (finite, 0 < seconds <= MAX_TIMEOUT), else ValueError."""
-    if type(seconds) not in (int, float) or not 0 < seconds <= MAX_TIMEOUT:  # NaN fails the comparison too
-        raise ValueError(
-            f"the time limit per case must be a number of seconds 0 < t <= {MAX_TIMEOUT:g}, got {seconds!r}"
-        )
+def check_seconds(what: str, seconds: float, maximum: float) -> float:
+    """`seconds` if it is a usable limit (finite, 0 < seconds <= maximum), else ValueError naming `what`."""
+    if type(seconds) not in (int, float) or not 0 < seconds <= maximum:  # NaN fails the comparison too
+        raise ValueError(f"{what} must be a number of seconds 0 < t <= {maximum:g}, got {seconds!r}")
     return float(seconds)
+
+
+def check_timeout(seconds: float) -> float:
+    """`seconds` if it is a usable time limit per case, else ValueError."""
+    return check_seconds("the time limit per case", seconds, MAX_TIMEOUT)
 
 
 class Solution:

@@ -7,15 +7,9 @@ no finer than 4 ms under an RLIMIT_CPU on some kernels; `getrusage` is.)
 
 from __future__ import annotations
 
-import resource
-
 from ..driver import KEYWORD, POSITIONAL, stop_style
+from ..resources import cpu_used
 from .workloads import PROMPT, STOP_TOKEN, ScaleModel, Workload
-
-
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 class WrongResult(Exception):
@@ -28,7 +22,7 @@ def timed_run(engine_class, workload: Workload, model=None) -> float:
     stops = [list(s) for s in workload.stops]
     delivered: list[int] = []
     callback = lambda tokens: delivered.append(len(tokens))  # noqa: E731
-    start = cpu_seconds()
+    start = cpu_used()
     engine = engine_class(model or ScaleModel(), workload.batch_size, STOP_TOKEN)
     for _ in range(workload.requests):
         if style == KEYWORD:
@@ -38,7 +32,7 @@ def timed_run(engine_class, workload: Workload, model=None) -> float:
         else:
             engine.submit_request(list(PROMPT), workload.max_tokens, callback)
     engine.run()
-    seconds = cpu_seconds() - start
+    seconds = cpu_used() - start
     expected = len(PROMPT) + workload.max_tokens
     if len(delivered) != workload.requests or any(n != expected for n in delivered):
         wrong = len(delivered) - delivered.count(expected)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..sandbox import SCALE_GRACE
+from ..sandbox import SCALE_GRACE, check_seconds
 from .verdict import AxisResult, Point
 from .workloads import AXES
 
@@ -34,9 +34,7 @@ SAFETY = 1.5  # a size is run only if this many times its estimate fits in what 
 
 
 def check_budget(seconds) -> float:
-    if type(seconds) not in (int, float) or not 0 < seconds <= MAX_BUDGET:
-        raise ValueError(f"the scale budget must be a number of seconds 0 < t <= {MAX_BUDGET:g}, got {seconds!r}")
-    return float(seconds)
+    return check_seconds("the scale budget", seconds, MAX_BUDGET)
 
 
 def repeats(estimate_per_pair: float) -> int:
