@@ -114,7 +114,8 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
         in_use, shared = pool_use(log, busy.tolist())
         blocks_held = np.array(in_use, np.int64)
         tokens_held = tokens_held - np.array(shared, np.int64) * log.config.block_size
-    queue = np.cumsum(count(kind == EventKind.ARRIVE) - count(admits) - count(slotless_evicts)).astype(np.int64)
+    joins = count(kind == EventKind.ARRIVE) + count(kind == EventKind.PREEMPT)  # a preempted row waits again
+    queue = np.cumsum(joins - count(admits) - count(slotless_evicts)).astype(np.int64)
     duration = np.where(
         (rows_sent > 0) | (prefill > 0),  # a step that only prefills (a chunk) costs its prefill too
         cost.step_s + cost.row_s * rows_sent + cost.kv_token_s * context + cost.prefill_token_s * prefill,
