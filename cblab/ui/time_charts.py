@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from cblab.ui import palette
-from cblab.ui.chart_parts import MAX_REQUESTS_DRAWN, add_cursor, with_idle_stretches
+from cblab.ui.chart_parts import MAX_REQUESTS_DRAWN, add_cursor, count_axis, with_idle_stretches
 from cblab.ui.kv_charts import render_memory_charts
 from cblab.ui.prefix_charts import render_prefix_charts
 from cblab.ui.runs import Run
@@ -65,6 +65,7 @@ def timeline_figure(run: Run, step: int) -> go.Figure:
         margin={"t": 50},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
     )
+    figure.update_xaxes(**count_axis(end))
     add_cursor(figure, step)
     return figure
 
@@ -120,5 +121,7 @@ def over_time_figure(run: Run, step: int) -> go.Figure:
         margin={"t": 50, "b": 40},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
     )
+    figure.update_xaxes(**count_axis(len(run.replay) - 1))
+    figure.update_yaxes(**count_axis(max((steps[c.replace(" ", "_")].max() for c in palette.OVER_TIME), default=0)))
     add_cursor(figure, step)
     return figure
