@@ -16,7 +16,8 @@ from plotly.subplots import make_subplots
 
 from cblab.ui.chart_parts import add_cursor, count_axis, log_bins, with_idle_stretches
 from cblab.ui.runs import Run
-from engine.analysis.metrics import format_seconds, token_gaps
+from engine.analysis.metrics import token_gaps
+from engine.analysis.wording import duration
 from engine.core.log.events import EventKind
 
 HELD, RESERVED, FREE = "#4b5563", "#9ca3af", "#e5e7eb"  # as the stage's pool gauge
@@ -124,13 +125,10 @@ def token_gap_figure(run: Run) -> go.Figure:
             row=1,
             col=col,
         )
-        figure.update_xaxes(type="log", row=1, col=col)
+        figure.update_xaxes(type="log", dtick=1, tickformat=",d" if whole else ",~g", row=1, col=col)
         figure.update_yaxes(type="log", dtick=1, tickformat=",d", row=1, col=col)  # every power of ten
     figures = run.summary
-    title = (
-        f"Time between tokens: p99 {format_seconds(figures['tbt_p99_s'])}, "
-        f"longest {format_seconds(figures['max_tbt_s'])}"
-    )
+    title = f"Time between tokens: p99 {duration(figures['tbt_p99_s'])}, longest {duration(figures['max_tbt_s'])}"
     figure.update_layout(title=title, height=320, showlegend=False, bargap=0.05, margin={"t": 70, "b": 40})
     figure.update_yaxes(title_text="gaps (log scale)", row=1, col=1)
     return figure

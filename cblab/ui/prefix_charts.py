@@ -19,8 +19,8 @@ import streamlit as st
 from cblab.ui import palette
 from cblab.ui.chart_parts import MAX_REQUESTS_DRAWN, add_cursor, cdf, count_axis
 from cblab.ui.runs import Run, UserError
-from engine.analysis.metrics import format_seconds
 from engine.analysis.prefix_hits import hit_rate_over_time, window_width
+from engine.analysis.wording import duration
 
 CACHED, PROMPT, SO_FAR = "#0f766e", "#e5e7eb", "#134e4a"  # hit tokens; the prompt behind them; the running rate
 WITH, WITHOUT = "#0f766e", "#9ca3af"  # TTFT with and without the cache
@@ -131,7 +131,7 @@ def ttft_figure(run: Run, plain: Run) -> go.Figure:
 def ttft_caption(run: Run, plain: Run) -> str:
     cached, uncached = run.summary["ttft_p50_s"], plain.summary["ttft_p50_s"]
     return (
-        f"TTFT p50: {format_seconds(cached)} with the prefix cache, {format_seconds(uncached)} without (the same "
+        f"TTFT p50: {duration(cached)} with the prefix cache, {duration(uncached)} without (the same "
         "scenario with prefix_caching off). Each line rises by one request at its time to first token. A hit "
         "is a token the first step does not compute, and the cost model charges each prompt token computed; "
         "the cache also needs fewer free blocks to admit a row."

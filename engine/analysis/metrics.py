@@ -30,6 +30,7 @@ from ..core.log.events import EventKind
 from ..core.request import FinishReason
 from .pool_state import pool_use
 from .prefix_hits import cache_hits
+from .wording import duration
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,7 @@ class CostModel:
     name: str = "default"  # engine/analysis/hardware.py has the presets grounded in hardware
 
 
-def format_seconds(value: float | None) -> str:
-    """Simulated seconds for people: milliseconds below 10 s, "-" when there is no value."""
-    if value is None:
-        return "-"
-    return f"{value * 1e3:,.1f} ms" if value < 10 else f"{value:,.2f} s"
+format_seconds = duration  # simulated seconds for people (engine/analysis/wording.py), the name the CLI imports
 
 
 def prompt_lengths(log: EventLog) -> np.ndarray:
