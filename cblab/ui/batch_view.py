@@ -19,8 +19,8 @@ from engine.analysis.replay import Replay
 
 MAX_POSITIONS = 24
 MIN_POSITIONS = 4  # drawn however long the labels (a narrower screen scrolls the table)
-COLUMN_CH = {False: 120, True: 90}  # the main column's width in widths of a digit ("ch"): 906 px of 13 px text at
-# 1,400 px wide; with a projector, 24 px text in about 1,200 px
+COLUMN_CH = {False: 120, True: 84}  # the main column's width in widths of a digit ("ch"), with a margin: 906 px
+# of 13 px text at 1,400 px wide; with a projector, 24 px text in 1,086 px at 1,280 px wide
 CELL_PADDING_CH = 2  # a cell's padding and border, either side together, in ch (13 px text: 6 + 6 + 2 px)
 
 
