@@ -4,6 +4,7 @@ minutes; Metrics, Compare, the charts and the per-request table all use it."""
 
 import math
 
+import pandas as pd
 import pytest
 
 from cblab.ui.compare_view import _figure
@@ -57,3 +58,10 @@ def test_the_request_table_writes_seconds_as_durations_and_steps_as_whole_number
     # B is cancelled while it waits: no admission, no token; C runs to its max_tokens
     assert rows[4] == "B|0|–|–|1|1|0|cancelled|–|–|–|1|–|–|–|7.30 ms"
     assert rows[3] == "C|0|0|0|3|1|4|max_tokens|0|1|1.00|4|0 s|7.30 ms|7.22 ms|28.9 ms"
+
+
+def test_a_request_table_too_big_to_style_stays_numbers():
+    requests = load("anyscale-cap1536", None, Overrides()).requests  # 1,000 requests of 16 columns: styled
+    assert not isinstance(request_table(requests), type(requests))
+    bigger = pd.concat([requests] * 2)
+    assert request_table(bigger) is bigger
