@@ -69,7 +69,7 @@ def numbered_lines(data: bytes) -> Lines:
             f"line {longest + 1}: the line is {size:,} bytes long, over the limit of {MAX_TRACE_LINE_BYTES:,}"
         )
     kept = [(number, line) for number, line in enumerate(raw, 1) if line.strip()]
-    if len(kept) > MAX_TRACE_REQUESTS + 1:  # + 1: a CSV header
+    if len(kept) > MAX_TRACE_REQUESTS + 1:  # + 1: a CSV header (read_trace counts the rows exactly)
         raise ValueError(f"line {kept[MAX_TRACE_REQUESTS + 1][0]}: the trace has over {MAX_TRACE_REQUESTS:,} requests")
     lines = []
     for number, line in kept:
@@ -98,13 +98,19 @@ def read_trace(data: bytes, name: str = "upload", format: str | None = None, **o
     lines = numbered_lines(decompressed(data))
     if not lines:
         raise ValueError("line 1: the trace holds no requests")
-    arrival, inputs, outputs, offsets, ids = FORMATS[format or detect_format(lines)](lines)
+    format = format or detect_format(lines)
+    header = format == "csv"
+    if len(lines) - header > MAX_TRACE_REQUESTS:
+        raise ValueError(
+            f"line {lines[MAX_TRACE_REQUESTS + header][0]}: the trace has over {MAX_TRACE_REQUESTS:,} requests"
+        )
+    arrival, inputs, outputs, offsets, ids = FORMATS[format](lines)
     if not arrival:
         raise ValueError(f"line {lines[0][0]}: the trace holds no requests")
     total = np.cumsum(inputs, dtype=np.int64)
     if total[-1] > MAX_TRACE_PROMPT_TOKENS:
         row = int(np.searchsorted(total, MAX_TRACE_PROMPT_TOKENS, side="right"))
-        number = lines[row + (len(lines) - len(arrival))][0]
+        number = lines[row + header][0]
         raise ValueError(
             f"line {number}: input_length: the prompts so far pass the limit of {MAX_TRACE_PROMPT_TOKENS:,} tokens"
         )

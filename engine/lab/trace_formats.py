@@ -115,7 +115,9 @@ def parse_csv(lines: Lines) -> Columns:
     names = [name.strip() for name in header.split(",")]
     missing = [field for field in CSV_FIELDS if field not in names]
     if missing:
-        raise wrong_value(f"line {header_number}", f"the CSV header must name {', '.join(CSV_FIELDS)}", header)
+        raise ValueError(
+            f"line {header_number}: the CSV header must name {', '.join(CSV_FIELDS)}; it lacks {missing[0]}"
+        )
     at = [names.index(field) for field in CSV_FIELDS]
     arrival, inputs, outputs = [], [], []
     first = last = None
