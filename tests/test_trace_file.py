@@ -116,7 +116,8 @@ def test_a_window_the_first_n_and_a_rate_factor_select_and_scale():
         ({"first": 0}, "first: must be a positive integer (a number of requests), got 0"),
         ({"rate": 0}, "rate: must be a number from 0.01 to 100.0, got 0"),
         ({"rate": float("nan")}, "rate: must be a number from 0.01 to 100.0, got nan"),
-        ({"start_ms": 99}, "upload: no request arrives in the window [99, 604800001) ms"),
+        ({"start_ms": 99}, "upload: no request arrives at or after 99 ms"),
+        ({"start_ms": 53, "end_ms": 98}, "upload: no request arrives in the window [53, 98) ms"),
     ],
 )
 def test_selection_options_out_of_range_are_refused(options, message):

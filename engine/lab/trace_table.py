@@ -103,7 +103,8 @@ def select(
     if first is not None:
         high = min(high, low + first)
     if high <= low:
-        raise ValueError(f"{table.name}: no request arrives in the window [{start}, {end}) ms")
+        window = f"at or after {start} ms" if end_ms is None else f"in the window [{start}, {end}) ms"
+        raise ValueError(f"{table.name}: no request arrives {window}")
     chosen = _rows(table, int(low), int(high))
     if rate != 1:
         scaled = np.floor(chosen.arrival_ms / rate).astype(np.int64)
