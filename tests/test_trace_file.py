@@ -203,12 +203,15 @@ def test_a_hostile_file_is_refused_naming_the_line_and_the_field(data, message):
     assert str(error.value) == message
 
 
-def test_the_row_and_prompt_token_limits_are_checked_before_the_rows_are_made(monkeypatch):
+def test_the_line_row_and_prompt_token_limits_are_checked_before_the_rows_are_made(monkeypatch):
+    """With room for 2 requests: 4 lines are refused before the file is split (blank lines count), 3 JSONL
+    rows once the format is known (no header), while a header and 2 CSV rows read."""
     monkeypatch.setattr(trace_file, "MAX_TRACE_REQUESTS", 2)
-    with pytest.raises(ValueError, match=r"^line 4: the trace has over 2 requests$"):
+    with pytest.raises(ValueError, match=r"^line 4: the file has over 3 lines \(2 requests and a header\)$"):
         read_trace((ROW + NEXT + "\n" + NEXT).encode())
-    with pytest.raises(ValueError, match=r"^line 4: the trace has over 2 requests$"):
-        read_trace((HEADER + "2023-11-16 18:17:03.98,1,1\n" * 3).encode())
+    with pytest.raises(ValueError, match=r"^line 3: the trace has over 2 requests$"):
+        read_trace((ROW + NEXT + NEXT).encode())
+    assert len(read_trace((HEADER + "2023-11-16 18:17:03.98,1,1\n" * 2).encode())) == 2
     monkeypatch.setattr(trace_file, "MAX_TRACE_REQUESTS", 3)
     monkeypatch.setattr(trace_file, "MAX_TRACE_PROMPT_TOKENS", 1000)
     with pytest.raises(ValueError, match=r"^line 4: input_length: the prompts so far pass the limit of 1,000 tokens$"):
