@@ -123,7 +123,12 @@ def test_a_preempted_request_s_colour_differs_from_its_neighbours_in_every_stret
 
 def test_the_preemption_run_s_pool_is_sent_as_ops_whose_block_ids_follow_from_the_free_list():
     frames = frames_of("preemption")  # 7 blocks of 2 tokens; A, B, C are requests 0, 1, 2
-    assert {k: v for k, v in frames["kv"].items() if k != "ops"} == {"blocks": 7, "block_size": 2, "policy": "paged"}
+    assert {k: v for k, v in frames["kv"].items() if k != "ops"} == {
+        "blocks": 7,
+        "block_size": 2,
+        "policy": "paged",
+        "used": 7,
+    }
     assert frames["kv"]["ops"] == [
         [0, 0, 1, 2],  # admissions: A, B, C take blocks 0, 1, 2 (each the lowest free)
         [1, 0, 1, 2],  # each takes its second block: 3, 4, 5

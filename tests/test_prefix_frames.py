@@ -64,6 +64,7 @@ def test_two_requests_sharing_a_full_block_are_sent_as_explicit_ops():
         "blocks": 3,
         "block_size": 4,
         "policy": "paged",
+        "used": 3,
         "prefix_caching": True,
         "ops": [
             [0, [0, 2, 0], ["c", 0]],
@@ -72,6 +73,7 @@ def test_two_requests_sharing_a_full_block_are_sent_as_explicit_ops():
             [5, ["h", 2, 0], [2, 1, 2], ["e", 1], [2, 1, 1], ["c", 2]],
             [6, ~2],
         ],
+        "most_refs": 2,  # block 0, A's and B's at step 1
         "admissions": [[0, 0, 5, 0], [1, 1, 5, 1], [2, 5, 9, 1]],  # [request, step, tokens looked up, blocks hit]
     }
     assert frames["prefills"] == [[0, 0, 5, 5], [1, 1, 1, 5], [2, 5, 5, 9]]  # computed includes the hit tokens
@@ -160,6 +162,9 @@ def test_multi_turn_chat_s_pool_at_step_4_holds_the_ended_rows_full_blocks_cache
     assert pools[3] == ([1, 1, 1, 1, 1, 1, 0, 0, 0, 0], {0, 1, 2, 3})  # 6 of 10 held before the rows end
     assert pools[4] == ([0] * 10, {0, 1, 2, 3})
     assert pools[18] == ([0] * 10, set(range(10)))
+    # no block is ever held by two rows: the workload's hits find blocks their first row has let go (the
+    # batch of 2 runs A1 and B1, then A2 and L), which the pool panel says instead of drawing a count
+    assert max(max(refs) for refs, _ in pools.values()) == 1 == frames["kv"]["most_refs"]
 
 
 def test_shared_system_prompt_s_last_step_draws_r5_s_blocks_given_back():
@@ -168,6 +173,7 @@ def test_shared_system_prompt_s_last_step_draws_r5_s_blocks_given_back():
     *_, (last, pool) = decoded_steps(frames["kv"], frames["steps"])
     assert "Request r5 lets go of its 35 blocks" in " ".join(frames["narration"][str(last)])
     assert (last, sum(pool.refs), len(pool.cached)) == (34, 0, 44)  # every full block of the run, free
+    assert (frames["kv"]["used"], frames["kv"]["most_refs"]) == (50, 4)  # the stage draws blocks 0-49 (of 400)
 
 
 @given(st.data(), shared_workloads(), st.integers(1, 3))

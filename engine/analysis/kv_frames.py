@@ -3,7 +3,8 @@
 The stage rebuilds the pool at any step from these (cblab/ui/stage_component/kv.js), so, like the
 rest of the frames, they grow with the events, never with steps x blocks:
 
-- `kv` (only for a run with a KV pool): `blocks`, `block_size`, `policy`, and `ops`: per step
+- `kv` (only for a run with a KV pool): `blocks`, `block_size`, `policy`, `used` (1 + the highest block id
+  the run ever takes: the stage may draw only those), and `ops`: per step
   at which the pool changes, `[step, op, op, ...]`, applied in order: the stage draws the pool
   as each step leaves it, after the step's evictions (the blocks a row ending at the step gives
   back are free, and cached if full, at that step, as its narration says; the last step shows
@@ -26,8 +27,9 @@ rest of the frames, they grow with the events, never with steps x blocks:
       none is free, and, if cached, "cached, free": a later row may still hit it (`kv_free`);
     - `["e", b, ...]`: blocks b lose their cached identity, taken for a new use (`kv_evict`; one
       op a step, where its first eviction is).
-  `admissions`: `[request, step, tokens looked up, blocks hit]` per admission (the
-  summary's `prefix_hit_rate` is the hit tokens over the looked-up ones, so far).
+  `most_refs`: the most rows that ever hold one block at once (1: none is ever shared). `admissions`:
+  `[request, step, tokens looked up, blocks hit]` per admission (the summary's `prefix_hit_rate` is
+  the hit tokens over the looked-up ones, so far).
 - `prefills`: `[request, step, tokens, computed]` per `prefill` event (tokens computed at that
   step, and the request's tokens in the cache after it), with a pool or a token budget.
 
@@ -52,13 +54,18 @@ def kv_section(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
     blocks = log.config.kv_blocks
     if blocks is None:
         return None
+    taken = np.frombuffer(log.value, np.int64)[(kinds == EventKind.KV_ALLOC) & (requests >= 0)]
+    used = int(np.clip(taken, -1, blocks - 1).max(initial=-1)) + 1
     if log.config.prefix_caching:
+        ops, most_refs = prefix_ops(log, steps, kinds, requests)
         return {
             "blocks": blocks,
             "block_size": log.config.block_size,
             "policy": log.config.kv_policy,
+            "used": used,
             "prefix_caching": True,
-            "ops": prefix_ops(log, steps, kinds, requests),
+            "ops": ops,
+            "most_refs": most_refs,
             "admissions": admissions(log),
         }
     pool, ops = LowestFree(blocks), []
@@ -80,6 +87,7 @@ def kv_section(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
         "blocks": blocks,
         "block_size": log.config.block_size,
         "policy": log.config.kv_policy,
+        "used": used,
         "ops": [entry for entry in ops if len(entry) > 1],
     }
 

@@ -20,11 +20,13 @@ from .prefix_hits import admission_lookups
 HIT, CACHED, EVICTED = "h", "c", "e"
 
 
-def prefix_ops(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np.ndarray) -> list[list]:
+def prefix_ops(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np.ndarray) -> tuple[list[list], int]:
     """Per step at which the pool changes, `[step, op, op, ...]`: every event of a step is shown at that step,
-    so the pool is drawn as the step leaves it (after its evictions, as the narration tells it)."""
+    so the pool is drawn as the step leaves it (after its evictions, as the narration tells it); and the most
+    rows that ever hold one block at once (1: no block is ever shared)."""
     pool = PoolReplay(log.config.kv_blocks, log.config.block_size)
     ops: list[list] = []
+    most = 1 if log.config.kv_blocks else 0
     evicted: list = []  # the current step's "e" op
     relevant = np.flatnonzero(
         np.isin(kinds, np.array(sorted(POOL_KINDS))) & (requests >= 0) & (requests < len(log.requests))
@@ -46,13 +48,14 @@ def prefix_ops(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
             _add_new(entry, request, log.value[i])
         elif kind == EventKind.PREFIX_HIT:
             _add(entry, HIT, request, [log.value[i]])
+            most = max(most, pool.refs[log.value[i]])
         elif kind == EventKind.KV_EVICT:  # (one op a step, where its first eviction is)
             if evicted and evicted[0] is entry:
                 evicted[1].append(log.value[i])
             else:
                 evicted[:] = [entry, [EVICTED, log.value[i]]]
                 entry.append(evicted[1])
-    return [entry for entry in ops if len(entry) > 1]
+    return [entry for entry in ops if len(entry) > 1], most
 
 
 def admissions(log: EventLog) -> list[list[int]]:
