@@ -30,6 +30,7 @@ PRESENTATION_CSS = """<style>
 .block-container, .stMainBlockContainer {padding-top: 1rem;}
 .stMainBlockContainer p, .stMainBlockContainer label, .stMainBlockContainer td, .stMainBlockContainer th,
 [data-testid='stMetricLabel'] p, [data-testid='stMetricValue'] {font-size: 24px !important;}
+[data-testid='stNumberInput'] input, [data-testid='stTextInput'] input {font-size: 24px !important;}
 </style>"""
 TABS = ["Grid", "Timeline", "Metrics", "Compare", "Event log", "Practice"]
 
