@@ -399,11 +399,11 @@ def test_the_prefix_cache_s_shared_cached_and_evicted_blocks_and_its_hits_are_dr
     evicted = [b for b, _, _, ring in seen[8] if ring]
     assert evicted == sorted(e.block for e in log if e.kind == "kv_evict") and evicted  # D's new blocks were A's
     title = page.locator(".stage .kv h4").inner_text()  # (at step 12 now)
-    assert title.endswith("· 0 evicted at this step")
+    assert title.endswith("· 0 blocks evicted at this step")
     cached, looked_up = cache_hits(log)  # every admission is before step 12
     assert page.locator(".stage .kv .hits").inner_text() == (
         f"Prefix cache hits so far: {cached} of {looked_up} tokens looked up at admission "
-        f"({round(100 * cached / looked_up)} %)"
+        f"({round(100 * cached / looked_up)}\u00a0%)"  # (a projector's line never breaks before the %)
     )
 
     page.locator(".stage input[type='range']").fill("6")

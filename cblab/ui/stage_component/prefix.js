@@ -100,7 +100,7 @@ class PrefixPanel {
     Object.assign(this.hits.dataset, { hit, lookedUp });
     this.renderSharing(state);
     this.hits.textContent = lookedUp ? `Prefix cache hits so far: ${n(hit)} of ${n(lookedUp)} tokens looked up at `
-      + `admission (${Math.round((100 * hit) / lookedUp)} %)` : "Prefix cache hits so far: no admission yet";
+      + `admission (${Math.round((100 * hit) / lookedUp)}\u00a0%)` : "Prefix cache hits so far: no admission yet";
     this.note.replaceChildren();
     const block = this.picked;
     if (block === null) return;
