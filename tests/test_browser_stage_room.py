@@ -115,9 +115,9 @@ def test_a_pool_too_big_for_counts_lists_who_shares_which_blocks_beside_it(page,
     screenshot(page, "room-sharing-table")
 
 
-@pytest.mark.parametrize("lesson", ["watermark-and-thrash", "anyscale-cap1536"])
+@pytest.mark.parametrize("lesson", ["watermark-and-thrash", "paper-four-systems", "anyscale-cap1536"])
 def test_a_prediction_hiding_the_whole_run_leaves_the_setup_not_a_blank_area(page, url, lesson):
-    """7.4 and 8.4 ask about step 0 first: the stage was ~1,000 px of blank white under its legend. It now
+    """7.4, 7.8 and 8.4 ask about step 0 first: the stage was ~1,000 px of blank white under its legend. It now
     collapses to its controls and the run's setup (slots and pool, which the lesson gives)."""
     open_app(page, url, f"?lesson={lesson}")
     page.get_by_text("Predict (before step 0)").wait_for(timeout=30_000)
@@ -126,7 +126,7 @@ def test_a_prediction_hiding_the_whole_run_leaves_the_setup_not_a_blank_area(pag
     assert height < 200, height
     setup = page.locator(".stage .setup").inner_text()
     assert "The run stays hidden until you answer the prediction above." in setup
-    assert re.search(r"64 slots · a KV pool of [\d,]+ blocks of 16 tokens \(paged\)", setup), setup
+    assert re.search(r"\n64 slots · a KV pool of [\d,]+ blocks of 16 tokens \((paged|reserve)\)$", setup), setup
     screenshot(page, f"room-veiled-{lesson}")
 
 

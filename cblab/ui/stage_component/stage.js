@@ -392,7 +392,7 @@ class Stage {
     const top = pageTop(this.runsBox);
     const above = top > 0 && top < height * 0.6 ? top : this.bar.offsetHeight;
     // a projector's screen shows the pool too: the grid leaves it room (its rows go to one line first)
-    if (projector) this.show(true);
+    if (projector) for (const view of this.views) view.poolView?.render(Math.min(this.step, view.frames.steps - 1), view.selected);
     const pool = projector ? Math.max(0, ...this.views.map((view) => view.poolView?.root.offsetHeight || 0)) : 0;
     const available = Math.max(160, height - above - this.legend.offsetHeight - 3 * unit - pool);
     for (const view of this.views) view.layout(projector, available);
