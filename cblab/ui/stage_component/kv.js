@@ -12,7 +12,7 @@ class KVPool {
   constructor(kv) {
     this.blocks = kv.blocks;
     this.used = kv.used ?? kv.blocks;  // 1 + the highest block id the run takes
-    this.mostRefs = kv.most_refs ?? 1;  // the most rows that ever hold one block at once
+    this.mostRefs = kv.most_refs ?? null;  // the most rows that ever hold one block at once (null: not sent)
     this.blockSize = kv.block_size;
     this.policy = kv.policy;
     this.prefixCaching = Boolean(kv.prefix_caching);

@@ -49,8 +49,8 @@ class PrefixPanel {
 
   // `labelled`: the pool's boxes are big enough to carry their ×n, so no table is drawn.
   table(labelled) {
-    this.tabulate = !labelled && this.pool.mostRefs > 1;
-    if (this.pool.mostRefs <= 1) this.sharing.append(el("p", "", PrefixPanel.NEVER_SHARED));
+    this.tabulate = !labelled && this.pool.mostRefs !== 1;
+    if (this.pool.mostRefs === 1) this.sharing.append(el("p", "", PrefixPanel.NEVER_SHARED));
   }
 
   // The sharing table at a step: blocks, ×n, who; consecutive blocks with the same holders on one row.
