@@ -161,7 +161,7 @@ def test_in_presentation_mode_the_prediction_s_number_input_has_the_text_s_24_px
 
 def test_in_presentation_mode_8_4_s_64_slot_rows_are_equally_tall(browser, url):
     """The rows of slots 0, 8, 16, ... were taller than the others (their names set the height): slot 0
-    looked detached from the grid."""
+    looked detached from the grid; the "now" outline also drew a second line at the grid's right edge."""
     page = browser.new_page(viewport={"width": 1920, "height": 1080})
     open_app(page, url, "?lesson=anyscale-cap1536&presentation=true&predict=false&step=40")
     wait_until_idle(page)
@@ -172,7 +172,10 @@ def test_in_presentation_mode_8_4_s_64_slot_rows_are_equally_tall(browser, url):
     )
     gaps = {round(b - a, 1) for a, b in zip(tops, tops[1:])}
     assert len(tops) == 64 and len(gaps) == 1, gaps
+    outline = "(root) => ['.grid .cursor', '.grid .cell'].map((s) => root.querySelector(s).offsetWidth)"
+    widths = stage_eval(page, outline)
+    assert widths[0] == widths[1]  # the "now" outline is one column, not a line at the grid's far edge too
     chips = page.locator(f"{STAGE} .queue .chip").count()
-    assert chips <= 16
+    assert chips == 16  # of 957 waiting: each 24 px text, the rest counted
     screenshot(page, "room-presentation-8.4-1920x1080")
     page.close()

@@ -146,7 +146,7 @@ class RunView {
     const f = this.frames;
     const first = this.first;
     const nowStep = f.columns[now].first;
-    if (this.dense) this.cursor.style.gridColumn = String(now - first + 2);
+    if (this.dense) this.cursor.style.gridColumn = `${now - first + 2} / span 1`;  // (an abspos item: no end line would mean the grid's edge)
     for (let c = Math.max(from, first); c <= Math.min(to, first + this.perPage - 1); c++) {
       const i = c - first;
       const column = f.columns[c];
