@@ -41,7 +41,7 @@ class PoolView {
       this.unused.textContent = `Zoomed to the blocks this run uses: blocks ${n(blocks)}–${n(this.pool.blocks - 1)}`
         + ` (${n(this.pool.blocks - blocks)} of ${n(this.pool.blocks)} blocks) are never taken, so they are not drawn.`;
     }
-    this.prefix?.table(blocks <= LABELLED_BLOCKS);
+    this.prefix?.showSharing(blocks <= LABELLED_BLOCKS);
     this.labelled = blocks <= LABELLED_BLOCKS;
     this.grid.classList.toggle("labelled", this.labelled);
     this.boxes = [];

@@ -47,8 +47,8 @@ class PrefixPanel {
       + ` · ${counted(state.evicted.size, "block")} evicted at this step`;
   }
 
-  // `labelled`: the pool's boxes are big enough to carry their ×n, so no table is drawn.
-  table(labelled) {
+  // `labelled`: the pool's boxes are big enough to carry their ×n, so no sharing table is drawn.
+  showSharing(labelled) {
     this.tabulate = !labelled && this.pool.mostRefs !== 1;
     if (this.pool.mostRefs === 1) this.sharing.append(el("p", "", PrefixPanel.NEVER_SHARED));
   }
@@ -58,8 +58,10 @@ class PrefixPanel {
     if (!this.tabulate) return;
     const f = this.frames, runs = [];
     for (const block of [...state.holders.keys()].sort((a, b) => a - b)) {
-      const who = state.holders.get(block).map((r) => f.label(r)).join(", "), last = runs[runs.length - 1];
-      if (last && last.who === who && last.to === block - 1) last.to = block; else runs.push({ from: block, to: block, who });
+      const holders = state.holders.get(block), who = holders.map((r) => f.label(r)).join(", ");
+      const last = runs[runs.length - 1];
+      if (last && last.who === who && last.to === block - 1) last.to = block;
+      else runs.push({ from: block, to: block, who, n: holders.length });
     }
     this.sharing.replaceChildren();
     if (!runs.length) {
@@ -69,10 +71,9 @@ class PrefixPanel {
     const table = el("table");
     const head = table.appendChild(el("tr"));
     for (const text of ["blocks", "×n", "who (rows holding them)"]) head.appendChild(el("th", "", text));
-    for (const { from, to, who } of runs.slice(0, PrefixPanel.MAX_RUNS)) {
+    for (const { from, to, who, n } of runs.slice(0, PrefixPanel.MAX_RUNS)) {
       const row = table.appendChild(el("tr"));
       row.dataset.blocks = `${from}-${to}`;
-      const n = who.split(", ").length;
       for (const text of [from === to ? `${from}` : `${from}–${to}`, `×${n}`, who]) row.appendChild(el("td", "", text));
     }
     if (runs.length > PrefixPanel.MAX_RUNS) {
