@@ -177,5 +177,9 @@ def test_in_presentation_mode_8_4_s_64_slot_rows_are_equally_tall(browser, url):
     assert widths[0] == widths[1]  # the "now" outline is one column, not a line at the grid's far edge too
     chips = page.locator(f"{STAGE} .queue .chip").count()
     assert chips == 16  # of 957 waiting: each 24 px text, the rest counted
+    stage_eval(page, "(root) => root.scrollIntoView()")
+    page.wait_for_timeout(300)
+    bottom = stage_eval(page, "(root) => root.querySelector('.kv .pool').getBoundingClientRect().bottom")
+    assert bottom <= 1080  # the controls, the 64 rows and the 1,293-block pool: one screen
     screenshot(page, "room-presentation-8.4-1920x1080")
     page.close()
