@@ -8,6 +8,7 @@ the cell it describes. Screenshots go to test-artifacts/ (look at them).
 
 import json
 
+from engine.analysis.pool_state import pool_after
 from engine.analysis.prefix_hits import cache_hits
 from engine.analysis.replay import Replay
 from engine.lab.scenario import parse_scenario, resolve_scenario
@@ -23,7 +24,8 @@ from tests.browser_support import (
     wait_for_stage_step,
     wait_for_url,
 )
-from tests.test_prefix_frames import SHARED_PROMPT, replayed_at
+from tests.test_frames import tables_after
+from tests.test_prefix_frames import SHARED_PROMPT
 
 sync_api = require_browser()
 
@@ -246,7 +248,8 @@ def test_side_by_side_plays_static_and_continuous_on_one_clock(page, url):
     screenshot(page, "stage-side-by-side")
 
 
-# -- the KV pool panel (a run with a pool): every value below is derived from the log (KVReplay) --
+# -- the KV pool panel (a run with a pool): every value below is derived from the log, as each step leaves
+# the pool (after its evictions: tables_after), with the tokens in the cache after it (KVReplay.computed) --
 
 POOL = f"""() => [...({FIND_STAGE})().querySelectorAll('.kv .pool .blk')].map((box) => [
   Number(box.dataset.block), box.dataset.request === undefined ? null : Number(box.dataset.request),
@@ -258,12 +261,12 @@ def replay_of(scenario):
 
 
 def expected_pool(replay, step: int) -> list[list]:
-    """Per block at `step`: [block, its request (None: free), free/full/part/empty], from KVReplay."""
+    """Per block at `step`: [block, its request (None: free), free/full/part/empty]."""
     kv, size = replay.kv, replay.log.config.block_size
     out = [[block, None, "free"] for block in range(replay.log.config.kv_blocks)]
-    for request in range(len(replay.log.requests)):
+    for request, table in tables_after(replay.log, step).items():
         tokens = kv.computed(request, step) or 0
-        for i, block in enumerate(kv.blocks(request, step)):
+        for i, block in enumerate(table):
             fill = max(0, min(size, tokens - i * size))
             out[block] = [block, request, "full" if fill == size else "empty" if fill == 0 else "part"]
     return out
@@ -281,8 +284,7 @@ def expected_gauge(pool: list[list], size: int) -> dict[str, int]:
 
 
 def tokens_held(replay, step: int) -> int:
-    kv = replay.kv
-    return sum(kv.computed(r, step) or 0 for r in range(len(replay.log.requests)) if kv.blocks(r, step))
+    return sum(replay.kv.computed(r, step) or 0 for r in tables_after(replay.log, step))
 
 
 def kv_screenshot(page, name: str) -> None:
@@ -297,7 +299,7 @@ def test_the_kv_pool_shows_each_block_s_holder_the_gauge_and_the_selected_reques
     assert len(pool) == 7 and pool == expected_pool(replay, 3)
     assert {how for *_, how in pool} == {"free", "full", "part"}  # (paged: no block is reserved but empty)
     held = tokens_held(replay, 3)
-    capacity, allocated = 14, sum(len(replay.kv.blocks(r, 3)) for r in range(3)) * 2
+    capacity, allocated = 14, sum(map(len, tables_after(replay.log, 3).values())) * 2
     assert gauge(page) == {"held": held, "reserved": allocated - held, "free": capacity - allocated}
     assert f"{held} tokens held" in page.locator(".stage .kv .gauge-text").inner_text()
     assert "Click a cell" in page.locator(".stage .blocktable").inner_text()
@@ -364,8 +366,8 @@ SHARED_POOL = f"""() => [...({FIND_STAGE})().querySelectorAll('.kv .pool .blk')]
 
 
 def expected_shared_pool(log, step: int) -> list[list]:
-    """The same, from the log's own pool replay (tests/test_prefix_frames.py) and its kv_evict events."""
-    pool, evicted = replayed_at(log, step), {e.block for e in log if e.kind == "kv_evict" and e.step == step}
+    """The same, from the log's own pool replay after the step (pool_state.pool_after) and its kv_evict events."""
+    pool, evicted = pool_after(log, step), {e.block for e in log if e.kind == "kv_evict" and e.step == step}
     refs = pool.refs
     return [[b, refs[b], not refs[b] and b in pool.cached, b in evicted] for b in range(log.config.kv_blocks)]
 
@@ -397,23 +399,23 @@ def test_the_prefix_cache_s_shared_cached_and_evicted_blocks_and_its_hits_are_dr
     evicted = [b for b, _, _, ring in seen[8] if ring]
     assert evicted == sorted(e.block for e in log if e.kind == "kv_evict") and evicted  # D's new blocks were A's
     title = page.locator(".stage .kv h4").inner_text()  # (at step 12 now)
-    assert title.endswith("· 0 evicted at this step")
+    assert title.endswith("· 0 blocks evicted at this step")
     cached, looked_up = cache_hits(log)  # every admission is before step 12
     assert page.locator(".stage .kv .hits").inner_text() == (
         f"Prefix cache hits so far: {cached} of {looked_up} tokens looked up at admission "
-        f"({round(100 * cached / looked_up)} %)"
+        f"({round(100 * cached / looked_up)}\u00a0%)"  # (a projector's line never breaks before the %)
     )
 
-    page.locator(".stage input[type='range']").fill("7")
-    wait_for_stage_step(page, 7)
+    page.locator(".stage input[type='range']").fill("6")
+    wait_for_stage_step(page, 6)
     page.locator(".stage .kv .pool .blk[data-block='0']").click()  # held by B and C: the note names both
     note = page.locator(".stage .kv .blocknote")
-    assert note.inner_text().startswith("Block 0 at step 7: shared by 2 requests:")
+    assert note.inner_text().startswith("Block 0 at step 6: shared by 2 requests:")
     assert note.locator("button").all_inner_texts() == ["B", "C"]
     note.locator("button", has_text="C").click()
     assert page.locator(".stage .blocktable").get_attribute("data-request") == "C"
-    assert "Request C's block table at step 7" in page.locator(".stage .blocktable").inner_text()
-    kv_screenshot(page, "prefix-cache-step7")
+    assert "Request C's block table at step 6" in page.locator(".stage .blocktable").inner_text()
+    kv_screenshot(page, "prefix-cache-step6")
 
 
 def test_a_chunked_prefill_cell_reads_its_progress_and_a_run_without_a_pool_has_no_panel(page, url):

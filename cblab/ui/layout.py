@@ -28,8 +28,10 @@ PRESENTATION_CSS = """<style>
 [data-testid='stSidebar'], [data-testid='stSidebarCollapsedControl'], [data-testid='stHeader'],
 [data-testid='stToolbar'], header {display: none !important;}
 .block-container, .stMainBlockContainer {padding-top: 1rem;}
+.stMainBlockContainer [data-testid='stVerticalBlock'] {gap: 0.5rem;}
 .stMainBlockContainer p, .stMainBlockContainer label, .stMainBlockContainer td, .stMainBlockContainer th,
 [data-testid='stMetricLabel'] p, [data-testid='stMetricValue'] {font-size: 24px !important;}
+[data-testid='stNumberInput'] input, [data-testid='stTextInput'] input {font-size: 24px !important;}
 </style>"""
 TABS = ["Grid", "Timeline", "Metrics", "Compare", "Event log", "Practice"]
 

@@ -3,10 +3,12 @@
 The stage rebuilds the pool at any step from these (cblab/ui/stage_component/kv.js), so, like the
 rest of the frames, they grow with the events, never with steps x blocks:
 
-- `kv` (only for a run with a KV pool): `blocks`, `block_size`, `policy`, and `ops`: per step
-  at which the pool changes, `[step, op, op, ...]`, applied in order, as that step's model
-  call saw them (blocks a row gives back after the call, when it is evicted, are given back
-  at the next step). An op is
+- `kv` (only for a run with a KV pool): `blocks`, `block_size`, `policy`, `used` (1 + the highest block id
+  the run ever takes: the stage may draw only those), and `ops`: per step
+  at which the pool changes, `[step, op, op, ...]`, applied in order: the stage draws the pool
+  as each step leaves it, after the step's evictions (the blocks a row ending at the step gives
+  back are free, and cached if full, at that step, as its narration says; the last step shows
+  the cache's final state). An op is
     - `r` (>= 0): request r takes the lowest free block;
     - `[r, n]`: request r takes the lowest free block, n times;
     - `[r, n, b]`: request r takes blocks b .. b+n-1 (a log whose ids are not the lowest free);
@@ -24,10 +26,10 @@ rest of the frames, they grow with the events, never with steps x blocks:
     - `~r` (< 0): request r drops its reference to every block of its table; a block left with
       none is free, and, if cached, "cached, free": a later row may still hit it (`kv_free`);
     - `["e", b, ...]`: blocks b lose their cached identity, taken for a new use (`kv_evict`; one
-      op a step, where its first eviction is: the stage draws the pool as each step leaves it).
-  A block filled by a step's model call is cached at that step, as the call's tokens are
-  drawn then. `admissions`: `[request, step, tokens looked up, blocks hit]` per admission (the
-  summary's `prefix_hit_rate` is the hit tokens over the looked-up ones, so far).
+      op a step, where its first eviction is).
+  `most_refs`: the most rows that ever hold one block at once (1: none is ever shared). `admissions`:
+  `[request, step, tokens looked up, blocks hit]` per admission (the summary's `prefix_hit_rate` is
+  the hit tokens over the looked-up ones, so far).
 - `prefills`: `[request, step, tokens, computed]` per `prefill` event (tokens computed at that
   step, and the request's tokens in the cache after it), with a pool or a token budget.
 
@@ -44,7 +46,6 @@ import numpy as np
 
 from ..core.log.event_log import EventLog
 from ..core.log.events import EventKind
-from .metrics import before_the_call
 from .prefix_frames import admissions, prefix_ops
 
 
@@ -53,23 +54,25 @@ def kv_section(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
     blocks = log.config.kv_blocks
     if blocks is None:
         return None
-    busy = np.unique(steps)
-    seen = before_the_call(kinds, np.searchsorted(busy, steps), len(busy))
+    taken = np.frombuffer(log.value, np.int64)[(kinds == EventKind.KV_ALLOC) & (requests >= 0)]
+    used = int(np.clip(taken, -1, blocks - 1).max(initial=-1)) + 1
     if log.config.prefix_caching:
+        ops, most_refs = prefix_ops(log, steps, kinds, requests)
         return {
             "blocks": blocks,
             "block_size": log.config.block_size,
             "policy": log.config.kv_policy,
+            "used": used,
             "prefix_caching": True,
-            "ops": prefix_ops(log, steps, kinds, requests, seen),
+            "ops": ops,
+            "most_refs": most_refs,
             "admissions": admissions(log),
         }
     pool, ops = LowestFree(blocks), []
     changes = (kinds == EventKind.KV_ALLOC) | (kinds == EventKind.KV_FREE)
     chosen = np.flatnonzero(changes & (requests >= 0) & (requests < len(log.requests)))
-    shown = (steps[chosen] + ~seen[chosen]).tolist()  # the step whose model call first sees the change
     frees = (kinds[chosen] == EventKind.KV_FREE).tolist()
-    for i, step, request, free in zip(chosen.tolist(), shown, requests[chosen].tolist(), frees):
+    for i, step, request, free in zip(chosen.tolist(), steps[chosen].tolist(), requests[chosen].tolist(), frees):
         step = max(step, ops[-1][0]) if ops else step  # (a hand-made log's steps may go back)
         if not ops or ops[-1][0] != step:
             ops.append([step])
@@ -84,6 +87,7 @@ def kv_section(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
         "blocks": blocks,
         "block_size": log.config.block_size,
         "policy": log.config.kv_policy,
+        "used": used,
         "ops": [entry for entry in ops if len(entry) > 1],
     }
 

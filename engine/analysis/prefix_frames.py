@@ -20,41 +20,42 @@ from .prefix_hits import admission_lookups
 HIT, CACHED, EVICTED = "h", "c", "e"
 
 
-def prefix_ops(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np.ndarray, seen) -> list[list]:
-    """Per step at which the pool changes, `[step, op, op, ...]`. `seen[i]`: event i comes before its step's
-    model call (a free after the call is shown at the next step; a block filled by the call, at its step)."""
+def prefix_ops(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np.ndarray) -> tuple[list[list], int]:
+    """Per step at which the pool changes, `[step, op, op, ...]`: every event of a step is shown at that step,
+    so the pool is drawn as the step leaves it (after its evictions, as the narration tells it); and the most
+    rows that ever hold one block at once (1: no block is ever shared)."""
     pool = PoolReplay(log.config.kv_blocks, log.config.block_size)
     ops: list[list] = []
+    most = 1 if log.config.kv_blocks else 0
     evicted: list = []  # the current step's "e" op
     relevant = np.flatnonzero(
         np.isin(kinds, np.array(sorted(POOL_KINDS))) & (requests >= 0) & (requests < len(log.requests))
     )
     filling = (EventKind.PREFILL.value, EventKind.EMIT.value)
-    columns = (c[relevant].tolist() for c in (kinds, requests, steps, np.asarray(seen)))
-    for i, kind, request, step, before_call in zip(relevant.tolist(), *columns):
-        registered = kind in filling
+    columns = (c[relevant].tolist() for c in (kinds, requests, steps))
+    for i, kind, request, step in zip(relevant.tolist(), *columns):
         before = len(pool.known.get(request, ()))
         if pool.apply(log, i) is not None:
             continue  # (a log the reader refused would not get here; a hand-made one may)
-        if registered:
+        entry = _entry(ops, step)
+        if kind in filling:
             new = pool.tables.get(request, [])[before : len(pool.known.get(request, ()))]
             if new:
-                _add(_entry(ops, step), CACHED, None, new)
-            continue
-        entry = _entry(ops, step + (0 if before_call else 1))
-        if kind == EventKind.KV_FREE:
+                _add(entry, CACHED, None, new)
+        elif kind == EventKind.KV_FREE:
             entry.append(~request)
         elif kind == EventKind.KV_ALLOC:
             _add_new(entry, request, log.value[i])
         elif kind == EventKind.PREFIX_HIT:
             _add(entry, HIT, request, [log.value[i]])
-        elif kind == EventKind.KV_EVICT:  # (one op a step: the stage draws each step's end)
+            most = max(most, pool.refs[log.value[i]])
+        elif kind == EventKind.KV_EVICT:  # (one op a step, where its first eviction is)
             if evicted and evicted[0] is entry:
                 evicted[1].append(log.value[i])
             else:
                 evicted[:] = [entry, [EVICTED, log.value[i]]]
                 entry.append(evicted[1])
-    return [entry for entry in ops if len(entry) > 1]
+    return [entry for entry in ops if len(entry) > 1], most
 
 
 def admissions(log: EventLog) -> list[list[int]]:

@@ -11,6 +11,8 @@ const CHECKPOINT_OPS = 64;
 class KVPool {
   constructor(kv) {
     this.blocks = kv.blocks;
+    this.used = kv.used ?? kv.blocks;  // 1 + the highest block id the run takes
+    this.mostRefs = kv.most_refs ?? null;  // the most rows that ever hold one block at once (null: not sent)
     this.blockSize = kv.block_size;
     this.policy = kv.policy;
     this.prefixCaching = Boolean(kv.prefix_caching);
@@ -24,7 +26,7 @@ class KVPool {
     this.checkpoints = [];  // [i]: the pool before ops entry i * CHECKPOINT_OPS
   }
 
-  // Move the pool to `step` (as that step's model call saw it).
+  // Move the pool to `step` (as the step leaves it: after its evictions).
   at(step) {
     const target = bisectRight(this.ops, step, (entry) => entry[0]);
     if (target < this.next) this.restore(Math.floor(target / CHECKPOINT_OPS));

@@ -4,6 +4,8 @@
 // With prefix caching (prefix.js): a shared block has a thick border and its count (×3), a free
 // block that still caches its tokens is outlined with a dot, a block whose cached tokens were
 // dropped at this step has a ring, and clicking a block names every request holding it.
+// A big pool of which the run uses few blocks (7.6: 50 of 400) is drawn zoomed to those, large
+// enough for their ids and counts; every figure names its unit (blocks or tokens).
 // The boxes are made once and only those whose state changed are touched at each step.
 
 const MAX_DRAWN_BLOCKS = 8192;  // a bigger pool shows its gauge and block tables, not a box per block
@@ -22,14 +24,24 @@ class PoolView {
     this.bars = parts.map((name) => this.gauge.appendChild(el("span", `g-${name}`)));
     this.numbers = el("div", "gauge-text");
     this.grid = el("div", "pool");
+    this.unused = el("div", "unused");
     this.table = el("div", "blocktable");
     const key = el("div", "legend");
     for (const [cls, text] of [["l-full", "full"], ["l-part", "part-filled"], ["l-empty", "reserved, empty"],
       ["l-free", "free"], ...(this.prefix ? PrefixPanel.LEGEND : [])]) key.appendChild(el("span", cls, text));
-    this.root.append(this.title, this.gauge, this.numbers, ...(this.prefix ? [this.prefix.hits] : []), this.grid, key,
-      ...(this.prefix ? [this.prefix.note] : []), this.table);
+    const beside = el("div", "poolrow");  // the boxes, and beside them who shares which (prefix caching)
+    beside.append(this.grid, ...(this.prefix ? [this.prefix.sharing] : []));
+    this.root.append(this.title, this.gauge, this.numbers, ...(this.prefix ? [this.prefix.hits] : []), beside,
+      this.unused, key, ...(this.prefix ? [this.prefix.note] : []), this.table);
     parent.appendChild(this.root);
-    const blocks = this.pool.blocks;
+    const used = Math.max(1, Math.min(this.pool.used, this.pool.blocks));
+    const blocks = this.pool.blocks > LABELLED_BLOCKS && used <= LABELLED_BLOCKS ? used : this.pool.blocks;
+    if (blocks < this.pool.blocks) {
+      const n = (value) => value.toLocaleString("en");
+      this.unused.textContent = `Zoomed to the blocks this run uses: blocks ${n(blocks)}–${n(this.pool.blocks - 1)}`
+        + ` (${n(this.pool.blocks - blocks)} of ${n(this.pool.blocks)} blocks) are never taken, so they are not drawn.`;
+    }
+    this.prefix?.showSharing(blocks <= LABELLED_BLOCKS);
     this.labelled = blocks <= LABELLED_BLOCKS;
     this.grid.classList.toggle("labelled", this.labelled);
     this.boxes = [];
@@ -91,15 +103,15 @@ class PoolView {
     const capacity = this.pool.blocks * size, reserved = taken * size - held;
     const cached = cachedFree * size, free = capacity - taken * size - cached;
     this.title.textContent = `KV cache at step ${step.toLocaleString("en")}: ${taken.toLocaleString("en")} of `
-      + `${this.pool.blocks.toLocaleString("en")} blocks held (${size} tokens each, ${this.pool.policy}`
+      + `${counted(this.pool.blocks, "block")} held (${counted(size, "token")} a block, ${this.pool.policy}`
       + (this.prefix ? `, prefix caching)${this.prefix.counts(state, cachedFree)}` : ")");
     const values = this.prefix ? { held, reserved, cached, free } : { held, reserved, free };
     Object.values(values).forEach((value, i) => { this.bars[i].style.flexGrow = String(value); });
     Object.assign(this.gauge.dataset, values);
-    this.numbers.replaceChildren(...[["g-held", held, "tokens held"], ["g-reserved", reserved, "reserved but empty"],
+    this.numbers.replaceChildren(...[["g-held", held, "held"], ["g-reserved", reserved, "reserved but empty"],
       ...(this.prefix ? [["g-cached", cached, "cached, free"]] : []), ["g-free", free, "free"]]
-      .map(([cls, value, what]) => el("span", cls, `${value.toLocaleString("en")} ${what}`)),
-    el("span", "", `of ${capacity.toLocaleString("en")} tokens`));
+      .map(([cls, value, what]) => el("span", cls, `${counted(value, "token")} ${what}`)),
+    el("span", "", `of ${counted(capacity, "token")}`));
     if (this.prefix) this.prefix.render(step, state);
     this.renderTable(step, selected, state);
   }
@@ -159,6 +171,11 @@ class PoolView {
     });
     if (table.length > MAX_TABLE_ENTRIES) list.appendChild(el("span", "", `and ${table.length - MAX_TABLE_ENTRIES} more`));
   }
+}
+
+// "1 block", "2 blocks", "1,024 tokens": every figure of the panel with its unit.
+function counted(value, unit) {
+  return `${value.toLocaleString("en")} ${unit}${value === 1 ? "" : "s"}`;
 }
 
 // "A", "A and B", "A, B and C".

@@ -12,6 +12,8 @@ const REPORT_AFTER_MS = 250;  // a pause in stepping this long reports the step 
 const ANIMATE_UP_TO = 4;  // steps per second up to which admitted chips fly into their slots
 const SVG = "http://www.w3.org/2000/svg";
 const MAX_CELL_CHARS = 12;  // a longer id or token is cut with an ellipsis (the hover has it whole)
+const SHOWN_CHIPS = 60;  // the waiting queue's chips drawn; the rest are counted
+const PROJECTED_CHIPS = 16;  // the same in presentation mode, where each chip is 24 px text
 const NARROW = 640;  // px: below this the queue and the narration go under the grid (a phone)
 
 function el(tag, className, text) {
@@ -144,7 +146,7 @@ class RunView {
     const f = this.frames;
     const first = this.first;
     const nowStep = f.columns[now].first;
-    if (this.dense) this.cursor.style.gridColumn = String(now - first + 2);
+    if (this.dense) this.cursor.style.gridColumn = `${now - first + 2} / span 1`;  // (an abspos item: no end line would mean the grid's edge)
     for (let c = Math.max(from, first); c <= Math.min(to, first + this.perPage - 1); c++) {
       const i = c - first;
       const column = f.columns[c];
@@ -213,6 +215,15 @@ class RunView {
   }
 }
 
+// A run's setup, told while a prediction hides the whole run (its configuration, which the lesson
+// gives, and nothing a prediction may ask): "4 slots · a KV pool of 400 blocks of 16 tokens (paged, prefix caching)".
+function setupOf(frames) {
+  const kv = frames.kv;
+  const pool = kv ? ` · a KV pool of ${counted(kv.blocks, "block")} of ${counted(kv.blockSize, "token")} (${kv.policy}`
+    + `${kv.prefixCaching ? ", prefix caching" : ""})` : "";
+  return `${counted(frames.slots, "slot")}${pool}`;
+}
+
 // Where `node` sits below the top of the page (Streamlit's main area, not the window, scrolls).
 function pageTop(node) {
   const main = document.querySelector("[data-testid='stMain']");
@@ -257,7 +268,8 @@ class Stage {
     this.legend = el("div", "legend");
     for (const [cls, text] of [["l-admit", "admitted"], ["l-evict", "evicted"], ["l-preempt", "preempted"],
       ["l-stop", "stop matched"], ["l-partial", "stop part-way"]]) this.legend.appendChild(el("span", cls, text));
-    this.pane.append(this.runsBox, this.legend);
+    this.setup = el("div", "setup");  // while a prediction hides the whole run: what it is run on
+    this.pane.append(this.setup, this.runsBox, this.legend);
     this.side = el("div", "side");
     this.body.append(this.pane, this.side);
     this.root.append(this.bar, this.body);
@@ -325,6 +337,8 @@ class Stage {
     this.speeds = data.speeds;
     this.speed.replaceChildren(...data.speeds.map((speed) => new Option(`${speed} steps/s`, String(speed))));
     this.runs.forEach((frames, i) => this.views.push(new RunView(frames, data.labels?.[i], this.runsBox)));
+    this.setup.replaceChildren(el("p", "", "The run stays hidden until you answer the prediction above."),
+      ...this.runs.map((frames, i) => el("p", "", (data.labels?.[i] ? `${data.labels[i]}: ` : "") + setupOf(frames))));
     // The clock: one position per display column (side by side: one per step of the longer run).
     this.clock = this.runs.length === 1 ? this.runs[0].columns.map((c) => c.first)
       : Array.from({ length: Math.max(...this.runs.map((f) => f.steps)) }, (_, i) => i);
@@ -344,7 +358,9 @@ class Stage {
   // stage to that step.
   hold(limit, goto) {
     this.limit = limit;
-    this.root.classList.toggle("veiled", limit === 0);
+    const unveiled = this.root.classList.contains("veiled") && limit !== 0;
+    this.root.classList.toggle("veiled", limit === 0);  // (the grid is collapsed: laid out again once shown)
+    if (unveiled) this.relayout();
     this.slider.max = String(this.lastPosition());
     if (goto !== null && goto[0] !== this.goto?.[0]) {
       this.goto = goto;
@@ -375,7 +391,10 @@ class Stage {
     const unit = projector ? 24 : 14, height = window.innerHeight || 900;
     const top = pageTop(this.runsBox);
     const above = top > 0 && top < height * 0.6 ? top : this.bar.offsetHeight;
-    const available = Math.max(160, height - above - this.legend.offsetHeight - 3 * unit);
+    // a projector's screen shows the pool too: the grid leaves it room (its rows go to one line first)
+    if (projector) for (const view of this.views) view.poolView?.render(Math.min(this.step, view.frames.steps - 1), view.selected);
+    const pool = projector ? Math.max(0, ...this.views.map((view) => view.poolView?.root.offsetHeight || 0)) : 0;
+    const available = Math.max(160, height - above - this.legend.offsetHeight - 3 * unit - pool);
     for (const view of this.views) view.layout(projector, available);
     this.root.classList.toggle("dense", this.views.every((v) => v.dense));
     this.show(true);
@@ -415,13 +434,14 @@ class Stage {
       head.appendChild(el("h4", "", `${this.runs.length > 1 ? `${this.views[i].root.firstChild.textContent}: ` : ""}`
         + `waiting queue at step ${at} (${waiting.length})`));
       const queue = el("div", "queue");
-      for (const request of waiting.slice(0, 60)) {
+      const shown = this.root.classList.contains("projector") ? PROJECTED_CHIPS : SHOWN_CHIPS;
+      for (const request of waiting.slice(0, shown)) {
         const chip = el("span", `chip k${frames.colour(request)}`, frames.label(request));
         chip.dataset.request = String(request);
         if (frames.kv) chip.onclick = () => this.views[i].select(request);
         queue.appendChild(chip);
       }
-      if (waiting.length > 60) queue.appendChild(el("span", "", `and ${waiting.length - 60} more`));
+      if (waiting.length > shown) queue.appendChild(el("span", "", `and ${(waiting.length - shown).toLocaleString("en")} more`));
       const story = el("div", "narration");
       story.appendChild(el("h4", "", `Step ${at}`));
       const list = el("ul");
