@@ -6,8 +6,12 @@ history entry, so Back went to `about:blank`. Skipped with a reason when Debian'
 missing outside CI. Screenshots go to test-artifacts/history-*.png: look at them.
 """
 
+from engine.analysis.replay import Replay
 from engine.lab.course import load_course
-from tests.browser_support import open_app, require_browser, screenshot, wait_until_idle
+from engine.lab.quizzes import questions
+from engine.lab.scenario import resolve_scenario
+from engine.lab.simulate import simulate
+from tests.browser_support import check_answer, open_app, require_browser, screenshot, wait_until_idle
 from tests.test_browser_navigation import choose_lesson, heading
 
 sync_api = require_browser()
@@ -55,3 +59,40 @@ def test_back_walks_every_lesson_picked_from_the_root_then_the_root_s_own(page, 
     back_to(page, url, "1.1")  # the root itself: lesson 1.1, still in the app
     assert "lesson=" not in page.url or "part1-basic-batch" in page.url
     screenshot(page, "history-root-picker-back")
+
+
+def sorted_answers(name: str) -> list:
+    """The lesson's answers in the order the app asks them (earliest step first)."""
+    scenario = resolve_scenario(name)
+    return [q.answer for q in sorted(questions(scenario, Replay(simulate(scenario))), key=lambda q: q.step)]
+
+
+def box_is_open(page, heading: str) -> bool:
+    details = page.locator("[data-testid='stExpander'] details").filter(has_text=heading)
+    return details.first.evaluate("(d) => d.open")
+
+
+def test_a_box_never_opened_stays_closed_after_next_lesson_and_back(page, url):
+    """7.6's "How real servers differ" came back open after Next lesson and Back, pushing the page ~300 px."""
+    open_app(page, url, "?lesson=7.6")
+    box = page.locator("[data-testid='stExpander']").filter(has_text="How real servers differ")
+    box.wait_for(timeout=30_000)
+    assert not box_is_open(page, "How real servers differ")  # closed while a prediction is open
+    for answer in sorted_answers("shared-system-prompt"):
+        check_answer(page, number=answer)
+    page.get_by_text("What happened.").wait_for(timeout=30_000)
+    assert not box_is_open(page, "How real servers differ")  # the learner never opened it
+    top = page.get_by_role("tab", name="Grid").bounding_box()["y"]
+    next_lesson(page, "7.7")
+    back_to(page, url, "7.6")
+    box.wait_for(timeout=30_000)
+    assert not box_is_open(page, "How real servers differ")
+    assert abs(page.get_by_role("tab", name="Grid").bounding_box()["y"] - top) < 20  # nothing pushed down
+    screenshot(page, "history-box-stays-closed")
+    box.locator("summary").click()  # opened by the learner: open again after Next lesson and Back
+    wait_until_idle(page)
+    assert box_is_open(page, "How real servers differ")
+    next_lesson(page, "7.7")
+    back_to(page, url, "7.6")
+    box.wait_for(timeout=30_000)
+    assert box_is_open(page, "How real servers differ")
