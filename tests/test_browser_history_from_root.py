@@ -96,3 +96,23 @@ def test_a_box_never_opened_stays_closed_after_next_lesson_and_back(page, url):
     back_to(page, url, "7.6")
     box.wait_for(timeout=30_000)
     assert box_is_open(page, "How real servers differ")
+
+
+def sidebar_covers_the_page(page) -> bool:
+    """Whether the sidebar is open and drawn over the lesson (its right edge past a quarter of the width)."""
+    box = page.locator("[data-testid='stSidebar']").bounding_box()
+    return box is not None and box["x"] + box["width"] > page.viewport_size["width"] / 4
+
+
+def test_on_a_phone_picking_a_lesson_closes_the_sidebar_over_it(page, url):
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_app(page, url, "?lesson=7.4")
+    assert not sidebar_covers_the_page(page)  # a phone starts with it closed
+    page.locator("[data-testid='stExpandSidebarButton']").click()
+    page.wait_for_timeout(500)
+    assert sidebar_covers_the_page(page)
+    choose_lesson(page, LABELS["7.5"])
+    page.wait_for_timeout(800)  # (the sidebar slides away)
+    assert not sidebar_covers_the_page(page)
+    assert page.get_by_role("heading", name=LABELS["7.5"]).is_visible()
+    screenshot(page, "history-phone-picked")
