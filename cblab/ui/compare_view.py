@@ -1,6 +1,7 @@
 """The Compare tab: the scenario under every configuration of `engine/lab/compare.py`, as
 ratios, one table (configurations across), the vLLM paper's four systems when they ran, and
-two bar charts. The runs are one cached `comparison(...)` shared by the whole class.
+two bar charts. The runs are one cached `comparison(...)` shared by the whole class
+(`cblab/ui/comparisons.py`); while they run, a progress bar names each configuration.
 
 It leads with the run's own configuration (7.6's is `continuous-paged-cached`) and the ratios
 that involve it. The paper's Fig. 2 figures stand beside the four systems only where the
@@ -15,7 +16,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from cblab.ui import palette
-from cblab.ui.runs import Run, comparison
+from cblab.ui.comparisons import comparison
+from cblab.ui.runs import Run
 from cblab.ui.time_charts import cost_caption
 from engine.lab.compare import COMPARED, headline_ratios, on_the_pool, own_configuration, pool_figures
 from engine.lab.configurations import CACHED
@@ -64,7 +66,7 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
     if run.scenario is None:
         st.info("A loaded event log replays without the engine, so it cannot be re-run in other configurations.")
         return
-    results = comparison(name, toml_text, overrides)
+    results = _with_progress(name, toml_text, overrides)
     own = own_configuration(run.scenario)
     if own is not None:
         st.markdown(
@@ -102,6 +104,25 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
     left.plotly_chart(_bars(names, throughput, "tokens / s", text), key="compare_throughput")
     latency = [results[n]["e2e_p50_s"] for n in names]
     right.plotly_chart(_bars(names, latency, "end-to-end p50 (s)", text), key="compare_latency")
+
+
+def _with_progress(name: str, toml_text: str | None, overrides) -> dict[str, dict]:
+    """The comparison (`cblab/ui/comparisons.py`); while it runs, a bar names each configuration."""
+    bar = st.empty()
+
+    def started(configuration: str, i: int, of: int):
+        said = f"Running every configuration: {configuration}, {i} of {of}"
+        bar.progress((i - 1) / of, text=f"{said}…")
+
+        def steps(step: int, done: int) -> None:
+            bar.progress((i - 1) / of, text=f"{said} (step {step:,}, {done:,} requests done)…")
+
+        return steps
+
+    try:
+        return comparison(name, toml_text, overrides, started)
+    finally:
+        bar.empty()
 
 
 def comparison_table(results: dict[str, dict], names: list[str] | None = None) -> pd.DataFrame:
