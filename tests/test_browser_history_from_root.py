@@ -6,6 +6,8 @@ history entry, so Back went to `about:blank`. Skipped with a reason when Debian'
 missing outside CI. Screenshots go to test-artifacts/history-*.png: look at them.
 """
 
+import re
+
 from engine.analysis.replay import Replay
 from engine.lab.course import load_course
 from engine.lab.quizzes import questions
@@ -116,3 +118,16 @@ def test_on_a_phone_picking_a_lesson_closes_the_sidebar_over_it(page, url):
     assert not sidebar_covers_the_page(page)
     assert page.get_by_role("heading", name=LABELS["7.5"]).is_visible()
     screenshot(page, "history-phone-picked")
+
+
+def test_compare_on_8_4_names_each_configuration_while_it_runs(page, url):
+    """8.4's Compare took 20 s the first time, behind one spinner: a bar names each configuration now."""
+    open_app(page, url, "?lesson=8.4&predict=false")
+    page.get_by_role("tab", name="Compare").click()
+    bar = page.get_by_text(re.compile(r"Running every configuration: [a-z0-9.-]+, \d+ of 10"))
+    bar.first.wait_for(timeout=60_000)
+    screenshot(page, "history-compare-progress")
+    page.get_by_text("the ratios that involve it come first").wait_for(timeout=180_000)
+    wait_until_idle(page, timeout=120)
+    assert page.get_by_text("Running every configuration").count() == 0
+    screenshot(page, "history-compare-done")
