@@ -44,6 +44,7 @@ PAPER_SHOWN = (
 PAPER_HIDDEN = "The paper's figures are left out here: "
 PERCENT, COUNT = "{:.0%}", "{:,.0f}"
 ROW_PX = 35  # the height of a row of st.dataframe
+RATIOS_A_ROW = 3  # headline ratios side by side
 FORMATS = {  # how each figure is written in the table; seconds otherwise
     "steps": COUNT,
     "throughput_tokens_per_s": "{:,.0f} tok/s",
@@ -75,8 +76,10 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
         )
     else:
         st.markdown("**This run's settings match none of the configurations below** (each changes one thing at once).")
-    for label, ratio in headline_ratios(results, own):
-        st.metric(label, f"{ratio:.2f}×" if ratio is not None else "– (no tokens generated)")
+    ratios = headline_ratios(results, own)
+    for row in range(0, len(ratios), RATIOS_A_ROW):  # (one a row, five took 450 px)
+        for place, (label, ratio) in zip(st.columns(RATIOS_A_ROW), ratios[row : row + RATIOS_A_ROW]):
+            place.metric(label, f"{ratio:.2f}×" if ratio is not None else "– (no tokens generated)")
     if CACHED in results:
         cached, plain = results[CACHED], results["continuous-paged"]
         st.caption(
