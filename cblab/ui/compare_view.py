@@ -76,9 +76,9 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
         )
     else:
         st.markdown("**This run's settings match none of the configurations below** (each changes one thing at once).")
-    ratios = headline_ratios(results, own)
-    for row in range(0, len(ratios), RATIOS_A_ROW):  # (one a row, five took 450 px)
-        for place, (label, ratio) in zip(st.columns(RATIOS_A_ROW), ratios[row : row + RATIOS_A_ROW]):
+    ratios, across = headline_ratios(results, own), 1 if projector else RATIOS_A_ROW  # (24 px labels: one a row)
+    for row in range(0, len(ratios), across):  # (one a row, five took 450 px)
+        for place, (label, ratio) in zip(st.columns(across), ratios[row : row + across]):
             place.metric(label, f"{ratio:.2f}×" if ratio is not None else "– (no tokens generated)")
     if CACHED in results:
         cached, plain = results[CACHED], results["continuous-paged"]
