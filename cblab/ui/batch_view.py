@@ -2,9 +2,9 @@
 
 Padded mode draws the `batch_size × longest prefix` matrix, left-padded as decoder-only
 models are, with the padding and the attention mask visible; ragged mode draws only the
-occupied slots, each as long as its own prefix. Only the last `MAX_POSITIONS` positions
-are drawn; the caption counts the whole matrix. It is drawn as an HTML table in the
-request colours of the stage.
+occupied slots, each as long as its own prefix. Only the last positions are drawn, at most
+`MAX_POSITIONS` and as many as fit the main column (`positions_that_fit`); the caption counts
+the whole matrix. It is drawn as an HTML table in the request colours of the stage.
 """
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ from cblab.ui.grid import token_label
 from engine.analysis.replay import Replay
 
 MAX_POSITIONS = 24
+MIN_POSITIONS = 4  # drawn however long the labels (a narrower screen scrolls the table)
+COLUMN_CH = {False: 120, True: 84}  # the main column's width in widths of a digit ("ch"), with a margin: 906 px
+# of 13 px text at 1,400 px wide; with a projector, 24 px text in 1,086 px at 1,280 px wide
+CELL_PADDING_CH = 2  # a cell's padding and border, either side together, in ch (13 px text: 6 + 6 + 2 px)
 
 
 @dataclass
@@ -78,13 +82,24 @@ def batch_view(replay: Replay, step: int, colours: list[int] | None = None) -> B
     return BatchView(rows, width, padded)
 
 
+def positions_that_fit(view: BatchView, vocabulary: dict[int, str], projector: bool = False) -> int:
+    """How many of the last positions to draw so that the table fits the main column: the row labels'
+    column, then one column per position as wide as its widest text (a position or a token), at least
+    two digits wide (the cells' min-width)."""
+    labels = max((len(label) for label, _, _ in view.rows), default=0) + CELL_PADDING_CH
+    last = [token_label(t, vocabulary) for _, prefix, _ in view.rows for t in (prefix or [])[-MAX_POSITIONS:]]
+    text = max([2, len(f"{max(view.width - 1, 0)}")] + [len(t) for t in last])
+    fit = (COLUMN_CH[projector] - labels) // (text + CELL_PADDING_CH)
+    return min(view.width, MAX_POSITIONS, max(MIN_POSITIONS, fit))
+
+
 def batch_table(view: BatchView, vocabulary: dict[int, str], projector: bool = False) -> str:
     """The matrix as an HTML table (no chart library, so the Grid tab paints sooner): one row
     per row sent, its label, then its last `MAX_POSITIONS` positions, padding in grey.
 
     One style sheet and a class per colour keep it small: a 64-row batch is sent on every
     step change."""
-    shown = min(view.width, MAX_POSITIONS)
+    shown = positions_that_fit(view, vocabulary, projector)
     start = view.width - shown  # the first position drawn
     size = 24 if projector else 13
     colours = "".join(f".batch-view .c{i}{{background:{c}}}" for i, c in enumerate(palette.REQUESTS))

@@ -19,6 +19,7 @@ from cblab.ui import palette
 from cblab.ui.comparisons import comparison
 from cblab.ui.runs import Run
 from cblab.ui.time_charts import cost_caption
+from engine.analysis.wording import duration
 from engine.lab.compare import COMPARED, headline_ratios, on_the_pool, own_configuration, pool_figures
 from engine.lab.configurations import CACHED
 from engine.lab.paper_systems import SYSTEMS, TOKEN_STATES, unlike_the_paper
@@ -45,7 +46,7 @@ PAPER_HIDDEN = "The paper's figures are left out here: "
 PERCENT, COUNT = "{:.0%}", "{:,.0f}"
 ROW_PX = 35  # the height of a row of st.dataframe
 RATIOS_A_ROW = 3  # headline ratios side by side
-FORMATS = {  # how each figure is written in the table; seconds otherwise
+FORMATS = {  # how each figure is written in the table; a duration (engine/analysis/wording.py) otherwise
     "steps": COUNT,
     "throughput_tokens_per_s": "{:,.0f} tok/s",
     "slot_utilization": PERCENT,
@@ -83,8 +84,8 @@ def render_comparison(run: Run, name: str, toml_text: str | None, overrides, pro
     if CACHED in results:
         cached, plain = results[CACHED], results["continuous-paged"]
         st.caption(
-            f"Time to first token, p50: {plain['ttft_p50_s'] * 1000:,.1f} ms without the cache, "
-            f"{cached['ttft_p50_s'] * 1000:,.1f} ms with it."
+            f"Time to first token, p50: {duration(plain['ttft_p50_s'])} without the cache, "
+            f"{duration(cached['ttft_p50_s'])} with it."
         )
     pool = on_the_pool(results)
     if pool:  # two tables, so neither is wider than the page: unlimited memory, then the pool's
@@ -163,13 +164,11 @@ def _show(table: pd.DataFrame, key: str, projector: bool) -> None:
         st.dataframe(table, key=key, width="stretch", height=ROW_PX * (len(table) + 1) + 3)  # every row, no scroll
 
 
-def _ratio(a: float, b: float) -> str:
-    return f"{a / b:.2f}×" if b else "–"
-
-
 def _figure(value: object, figure: str) -> str:
     """`value` written as `figure` is, or "–" for none (value != value: NaN)."""
-    return "–" if value is None or value != value else FORMATS.get(figure, "{:.3f} s").format(value)
+    if value is None or value != value:
+        return "–"
+    return FORMATS[figure].format(value) if figure in FORMATS else duration(value)
 
 
 def _bars(names: list[str], values: list[float], title: str, text: int) -> go.Figure:

@@ -14,9 +14,10 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from cblab.ui.chart_parts import add_cursor, with_idle_stretches
+from cblab.ui.chart_parts import add_cursor, count_axis, log_bins, with_idle_stretches
 from cblab.ui.runs import Run
-from engine.analysis.metrics import format_seconds, token_gaps
+from engine.analysis.metrics import token_gaps
+from engine.analysis.wording import duration
 from engine.core.log.events import EventKind
 
 HELD, RESERVED, FREE = "#4b5563", "#9ca3af", "#e5e7eb"  # as the stage's pool gauge
@@ -69,6 +70,8 @@ def kv_usage_figure(run: Run, step: int) -> go.Figure:
     config = run.log.config
     title = f"KV cache: {config.kv_blocks:,} blocks × {config.block_size} tokens ({config.kv_policy})"
     figure.update_layout(title=title, height=360, xaxis_title="step", yaxis_title="tokens", **LAYOUT)
+    figure.update_xaxes(**count_axis(len(run.replay) - 1))
+    figure.update_yaxes(**count_axis(config.kv_blocks * config.block_size))
     add_cursor(figure, step)
     return figure
 
@@ -91,8 +94,9 @@ def preemptions_figure(run: Run, step: int) -> go.Figure:
     figures = run.summary
     title = f"Preemptions: {figures['preemptions']:,} ({figures['recomputed_tokens']:,} tokens computed again)"
     figure.update_layout(title=title, height=320, xaxis_title="step", **LAYOUT)
-    figure.update_yaxes(title_text="at the step", rangemode="tozero", secondary_y=False)
-    figure.update_yaxes(title_text="so far", rangemode="tozero", secondary_y=True)
+    figure.update_xaxes(**count_axis(len(run.replay) - 1))
+    figure.update_yaxes(title_text="at the step", **count_axis(counts.max(initial=0)), secondary_y=False)
+    figure.update_yaxes(title_text="so far", showgrid=False, **count_axis(counts.sum()), secondary_y=True)
     add_cursor(figure, step)
     return figure
 
@@ -104,15 +108,39 @@ def gaps(run: Run) -> tuple[np.ndarray, np.ndarray]:
 
 
 def token_gap_figure(run: Run) -> go.Figure:
+    """Histograms of the gaps, in steps and in simulated ms, on log axes with log-spaced bins: most gaps are
+    one step long and a few stalls last a hundred, and both must show."""
     in_steps, seconds = gaps(run)
     figure = make_subplots(cols=2, subplot_titles=("in steps", "in simulated ms"))
-    figure.add_histogram(x=in_steps, xbins={"size": 1}, marker_color=HELD, name="steps", row=1, col=1)
-    figure.add_histogram(x=seconds * 1e3, marker_color=RESERVED, name="ms", row=1, col=2)
+    for col, (values, whole, colour) in enumerate(((in_steps, True, HELD), (seconds * 1e3, False, RESERVED)), 1):
+        edges, counts = log_bins(values, whole=whole)
+        spans = [_bin_text(low, high, whole) for low, high in zip(edges[:-1], edges[1:])]
+        figure.add_bar(
+            x=np.sqrt(edges[:-1] * edges[1:]),
+            y=counts,
+            width=np.diff(edges) * 0.92,
+            marker_color=colour,
+            hovertext=[f"{span}: {n:,} {_gaps(n)}" for span, n in zip(spans, counts.tolist())],
+            hoverinfo="text",
+            row=1,
+            col=col,
+        )
+        figure.update_xaxes(type="log", dtick=1, tickformat=",d" if whole else ",~g", row=1, col=col)
+        figure.update_yaxes(type="log", dtick=1, tickformat=",d", row=1, col=col)  # every power of ten
     figures = run.summary
-    title = (
-        f"Time between tokens: p99 {format_seconds(figures['tbt_p99_s'])}, "
-        f"longest {format_seconds(figures['max_tbt_s'])}"
-    )
+    title = f"Time between tokens: p99 {duration(figures['tbt_p99_s'])}, longest {duration(figures['max_tbt_s'])}"
     figure.update_layout(title=title, height=320, showlegend=False, bargap=0.05, margin={"t": 70, "b": 40})
-    figure.update_yaxes(title_text="gaps", row=1, col=1)
+    figure.update_yaxes(title_text="gaps (log scale)", row=1, col=1)
     return figure
+
+
+def _bin_text(low: float, high: float, whole: bool) -> str:
+    """A bin's span in hover text: steps low..high-1 for whole numbers, else low–high ms."""
+    if whole:
+        first, last = int(low), int(high) - 1
+        return f"{first:,} step{'s' * (first != 1)}" if first >= last else f"{first:,}–{last:,} steps"
+    return f"{low:,.3g}–{high:,.3g} ms"
+
+
+def _gaps(n: int) -> str:
+    return "gap" if n == 1 else "gaps"

@@ -17,10 +17,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from cblab.ui import palette
-from cblab.ui.chart_parts import MAX_REQUESTS_DRAWN, add_cursor, cdf
+from cblab.ui.chart_parts import MAX_REQUESTS_DRAWN, add_cursor, cdf, count_axis
 from cblab.ui.runs import Run, UserError
-from engine.analysis.metrics import format_seconds
 from engine.analysis.prefix_hits import hit_rate_over_time, window_width
+from engine.analysis.wording import duration
 
 CACHED, PROMPT, SO_FAR = "#0f766e", "#e5e7eb", "#134e4a"  # hit tokens; the prompt behind them; the running rate
 WITH, WITHOUT = "#0f766e", "#9ca3af"  # TTFT with and without the cache
@@ -83,6 +83,7 @@ def hit_rate_figure(run: Run, windows, step: int) -> go.Figure:
     figures = run.summary
     title = f"Prefix cache hit rate: {figures['prefix_hit_rate']:.0%} ({figures['cached_tokens']:,} tokens cached)"
     figure.update_layout(title=title, height=320, xaxis_title="step", **LAYOUT)
+    figure.update_xaxes(**count_axis(len(run.replay) - 1))
     figure.update_yaxes(title_text="tokens found / looked up", tickformat=".0%", range=[0, 1.05])
     add_cursor(figure, step)
     return figure
@@ -102,6 +103,8 @@ def cached_tokens_figure(run: Run) -> go.Figure:
     if len(requests) > MAX_REQUESTS_DRAWN:
         figure.add_histogram(x=requests.cached_tokens, xbins={"size": run.log.config.block_size}, marker_color=CACHED)
         figure.update_layout(title=title, height=320, xaxis_title="cached tokens", yaxis_title="requests", **LAYOUT)
+        figure.update_xaxes(**count_axis(requests.cached_tokens.max()))
+        figure.update_yaxes(**count_axis(len(requests)))  # its tallest bar holds at most every request
         return figure
     ids = requests.index.tolist()
     colours = palette.of_requests(run.frames["colours"], list(range(len(ids))))
@@ -109,6 +112,7 @@ def cached_tokens_figure(run: Run) -> go.Figure:
     figure.add_bar(x=ids, y=requests.cached_tokens, name="cached tokens", marker_color=colours, width=0.5)
     figure.update_layout(title=title, height=320, barmode="overlay", yaxis_title="tokens", **LAYOUT)
     figure.update_xaxes(title_text="request", type="category")
+    figure.update_yaxes(**count_axis(requests.prompt_tokens.max()))
     return figure
 
 
@@ -127,7 +131,7 @@ def ttft_figure(run: Run, plain: Run) -> go.Figure:
 def ttft_caption(run: Run, plain: Run) -> str:
     cached, uncached = run.summary["ttft_p50_s"], plain.summary["ttft_p50_s"]
     return (
-        f"TTFT p50: {format_seconds(cached)} with the prefix cache, {format_seconds(uncached)} without (the same "
+        f"TTFT p50: {duration(cached)} with the prefix cache, {duration(uncached)} without (the same "
         "scenario with prefix_caching off). Each line rises by one request at its time to first token. A hit "
         "is a token the first step does not compute, and the cost model charges each prompt token computed; "
         "the cache also needs fewer free blocks to admit a row."

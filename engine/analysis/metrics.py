@@ -30,6 +30,7 @@ from ..core.log.events import EventKind
 from ..core.request import FinishReason
 from .pool_state import pool_use
 from .prefix_hits import cache_hits
+from .wording import duration
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,7 @@ class CostModel:
     name: str = "default"  # engine/analysis/hardware.py has the presets grounded in hardware
 
 
-def format_seconds(value: float | None) -> str:
-    """Simulated seconds for people: milliseconds below 10 s, "-" when there is no value."""
-    if value is None:
-        return "-"
-    return f"{value * 1e3:,.1f} ms" if value < 10 else f"{value:,.2f} s"
+format_seconds = duration  # simulated seconds for people (engine/analysis/wording.py), the name the CLI imports
 
 
 def prompt_lengths(log: EventLog) -> np.ndarray:
@@ -114,7 +111,8 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
         in_use, shared = pool_use(log, busy.tolist())
         blocks_held = np.array(in_use, np.int64)
         tokens_held = tokens_held - np.array(shared, np.int64) * log.config.block_size
-    queue = np.cumsum(count(kind == EventKind.ARRIVE) - count(admits) - count(slotless_evicts)).astype(np.int64)
+    joins = count(kind == EventKind.ARRIVE) + count(kind == EventKind.PREEMPT)  # a preempted row waits again
+    queue = np.cumsum(joins - count(admits) - count(slotless_evicts)).astype(np.int64)
     duration = np.where(
         (rows_sent > 0) | (prefill > 0),  # a step that only prefills (a chunk) costs its prefill too
         cost.step_s + cost.row_s * rows_sent + cost.kv_token_s * context + cost.prefill_token_s * prefill,

@@ -37,6 +37,18 @@ MAX_SWEEP_RUNS = 4  # a sweep's points together may do this many runs' worth of 
 MAX_REPLICAS = 16  # engines behind one router (engine/lab/replicas.py)
 MAX_REPLICA_STEPS = 500_000  # replicas × steps a replica simulation may step through
 REPLICA_SIGNALS = ("queue_depth", "utilization")  # what the autoscaler may scale on
+# A request trace (engine/lab/trace_file.py), checked in this order before the work each guards. The reader's limits
+# (the trace's own scale); a replay of it is estimated and bounded by the run limits above, like every run.
+MAX_TRACE_BYTES = MAX_FILE_BYTES  # a trace file, decompressed (the largest shipped, Mooncake's conversation: 3.0 MB)
+MAX_TRACE_REQUESTS = MAX_REQUESTS  # rows of a trace (the most shipped, Azure's conversation: 19,366)
+MAX_TRACE_LINE_BYTES = 16_384  # one line (the longest shipped: 2,699 bytes, 374 hash ids)
+MAX_TRACE_TIME_MS = 7 * 24 * 3600 * 1000  # a timestamp after the first row's, in ms: a week (the traces span an hour)
+MAX_TRACE_INPUT_LENGTH = 262_144  # one request's prompt, in tokens (the longest shipped: 191,378)
+MAX_TRACE_OUTPUT_LENGTH = MAX_LENGTH  # one request's answer, in tokens (the longest shipped: 2,000)
+MAX_TRACE_HASH_IDS = MAX_TRACE_INPUT_LENGTH // 512  # hash ids on one row, one per 512-token block (shipped: 374)
+MAX_TRACE_HASH_ID = 2**31 - 1  # a hash id's value (the largest shipped: 182,789)
+MAX_TRACE_PROMPT_TOKENS = 150_000_000  # a trace's prompts together (Mooncake's conversation: 144,793,823)
+MIN_TRACE_RATE, MAX_TRACE_RATE = 0.01, 100.0  # a trace's rate factor (arrival times are divided by it)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,4 +34,13 @@ class LastTokenModel:
         return [token if active else 0 for token, active in zip(tokens, active_mask)]
 
     def next_tokens_array(self, last_tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        return (((last_tokens % M) * A + (lengths % M) * C + self.seed) >> 8) % self.vocab_size
+        """SPEED: in place on one new array, and `& (M - 1)` for `% M` (equal on non-negative integers):
+        each temporary array and each `%` costs more than the rest of the formula, at any batch size."""
+        tokens = np.bitwise_and(last_tokens, M - 1)
+        tokens *= A
+        spread = np.bitwise_and(lengths, M - 1)
+        spread *= C
+        tokens += spread
+        tokens += self.seed
+        tokens >>= 8
+        return np.remainder(tokens, self.vocab_size, out=tokens)

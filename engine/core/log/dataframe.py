@@ -105,7 +105,7 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
             "prefill_tokens": _int_column(prefill_tokens, has_prefill_tokens),
             "tokens": _int_column(value, is_[EventKind.PREFILL]),
             "computed": _int_column(detail, is_[EventKind.PREFILL]),
-            "block": _int_column(value, is_[EventKind.KV_ALLOC]),
+            "block": _int_column(value, is_[EventKind.KV_ALLOC] | is_[EventKind.PREFIX_HIT] | is_[EventKind.KV_EVICT]),
             "blocks": _int_column(value, is_[EventKind.KV_FREE]),
             "recompute": _int_column(value, is_[EventKind.PREEMPT]),
         },
