@@ -17,7 +17,8 @@ from collections.abc import Callable
 from cblab.ui import run_cache
 from cblab.ui.cache import SizedCache
 from cblab.ui.runs import Overrides, apply_overrides, scenario_digest
-from engine.lab.compare import compare, runs
+from engine.lab.compare import compare
+from engine.lab.compare import runs as configuration_runs
 from engine.lab.scenario import Scenario, parse_scenario, resolve_scenario
 
 COMPARISONS = SizedCache(max_bytes=16 * 2**20)  # every session's comparisons together
@@ -59,5 +60,5 @@ def _counted(scenario: Scenario, started: Started | None):
     """`compare`'s progress argument: `started` with each configuration's place among them."""
     if started is None:
         return None
-    names = list(runs(scenario))
+    names = list(configuration_runs(scenario))
     return lambda configuration: started(configuration, names.index(configuration) + 1, len(names))
