@@ -206,7 +206,7 @@ def test_every_tab_renders(tab):
     app = start_app(scenario="static-vs-continuous", tab=tab, predict="false")
     assert not app.exception and not app.error
     if tab == "Compare":
-        assert any(m.label == "Continuous / static throughput (ragged)" for m in app.metric)
+        assert any(m.label == "Continuous / static throughput (ragged, unlimited memory)" for m in app.metric)
     if tab == "Event log":
         app.multiselect(key="log_kinds").set_value(["evict"]).run()
         assert "6 of 54 events" in [c.value for c in app.caption]

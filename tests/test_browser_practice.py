@@ -1,5 +1,6 @@
 """Spot the bug in a real headless Chromium: every bug's two grids share one plot area and x range,
-the first difference is outlined on its cell in both, and "spot it first" asks before it tells.
+the first difference is outlined on its cell in both, and "spot it first" (on by default) asks
+before it tells.
 
 Skipped with a reason when Debian's Chromium is missing outside CI (in CI it is a failure).
 Screenshots go to test-artifacts/practice-*.png: look at them.
@@ -95,6 +96,8 @@ def guess_and_check(page, step: int) -> None:
 @pytest.mark.parametrize("name", list(SHOWN))
 def test_both_grids_share_one_plot_area_and_outline_the_same_cell(page, name):
     (step, slot), steps, slots = SHOWN[name]
+    page.get_by_text("Spot it first", exact=True).click()  # on by default: told at once instead
+    wait_until_idle(page)
     choose_bug(page, name)
     page.get_by_text(BUGS[name].why).wait_for(timeout=30_000)
     page.get_by_text(f"First difference (outlined in red): step {step}, slot {slot}.").wait_for(timeout=30_000)
@@ -108,8 +111,7 @@ def test_both_grids_share_one_plot_area_and_outline_the_same_cell(page, name):
 
 
 def test_spot_it_first_asks_then_says_close_then_right_for_another_bug(page):
-    choose_bug(page, "leaky-stop-state")
-    page.get_by_text("Spot it first").click()
+    choose_bug(page, "leaky-stop-state")  # asked first by default: nothing to switch on
     page.get_by_text("Spot it first: where does the run with the mistake").wait_for(timeout=30_000)
     grids_when(page, lambda g: all(side["outline"] == [] for side in g))
     assert page.get_by_text("What goes wrong.").count() == 0

@@ -55,10 +55,13 @@ STEPS = {  # steps of (the buggy run, the correct run)
 CHECKER_BUGS = [name for name in BUGS if BUGS[name].demo is None]  # the others run on their memory demo case
 
 
-def practice_app() -> AppTest:
+def practice_app(spot_first: bool = True) -> AppTest:
+    """The Practice tab; `spot_first=False` switches "Spot it first" (on by default) off, so the
+    explanation and the first difference show at once."""
     app = AppTest.from_file(APP, default_timeout=120)
     app.query_params["tab"] = "Practice"
-    return app.run()
+    app.run()
+    return app if spot_first else app.toggle(key="spot_first").set_value(False).run()
 
 
 def story_of(name: str, side: int, step: int, explain: bool = True) -> list[str]:
@@ -415,7 +418,7 @@ def test_verdicts():
 
 
 def test_switching_bugs_resets_the_step_to_the_first_difference():
-    app = practice_app()
+    app = practice_app(spot_first=False)
     assert app.slider(key="bug_step").value == 1
     app.slider(key="bug_step").set_value(3).run()
     for name in ["naive-stop-matcher", "leaky-stop-state", "max-tokens-counts-prompt", "crossed-results"]:
@@ -432,7 +435,7 @@ def test_switching_bugs_resets_the_step_to_the_first_difference():
 
 
 def test_both_grids_share_one_x_range_on_the_page():
-    app = practice_app()
+    app = practice_app(spot_first=False)
     app.selectbox(key="bug").set_value("naive-stop-matcher").run()  # 10 steps beside 4
     app.slider(key="bug_step").set_value(6).run()
     left, right = bug_charts(app)
@@ -443,10 +446,21 @@ def test_both_grids_share_one_x_range_on_the_page():
     assert not app.exception
 
 
+def test_spot_the_bug_asks_first_by_default_and_tells_nothing_before_a_guess():
+    """As the course's predictions do: a learner opening Practice is asked before being told."""
+    app = practice_app()
+    assert app.toggle(key="spot_first").value is True
+    assert "What goes wrong" not in page_text(app) and "How to avoid it" not in page_text(app)
+    assert not any(c.value.startswith("First difference") for c in app.caption)
+    assert any(i.value.startswith("Spot it first: where does the run with the mistake") for i in app.info)
+    assert [outlines(spec) for spec in bug_charts(app)] == [[], []]
+    assert app.button(key="spot_check")
+    assert not app.exception
+
+
 def test_spot_it_first_hides_the_answer_until_the_learner_checks():
     app = practice_app()
     app.selectbox(key="bug").set_value("naive-stop-matcher").run()
-    app.toggle(key="spot_first").set_value(True).run()
     assert "What goes wrong" not in page_text(app) and "How to avoid it" not in page_text(app)
     assert not any(c.value.startswith("First difference") for c in app.caption)
     assert [outlines(spec) for spec in bug_charts(app)] == [[], []]
@@ -472,7 +486,6 @@ def test_spot_it_first_hides_the_answer_until_the_learner_checks():
 def test_a_wrong_guess_says_so_and_shows_where():
     app = practice_app()
     app.selectbox(key="bug").set_value("idle-freed-slot").run()
-    app.toggle(key="spot_first").set_value(True).run()
     app.number_input(key="spot_step").set_value(3).run()
     app.number_input(key="spot_slot").set_value(1).run()
     app.button(key="spot_check").click().run()
@@ -487,7 +500,6 @@ def test_a_wrong_guess_says_so_and_shows_where():
 
 def test_spot_it_first_says_close_and_starts_over_for_another_bug():
     app = practice_app()
-    app.toggle(key="spot_first").set_value(True).run()
     app.number_input(key="spot_step").set_value(1).run()
     app.number_input(key="spot_slot").set_value(1).run()
     app.button(key="spot_check").click().run()

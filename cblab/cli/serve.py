@@ -15,6 +15,9 @@ names the folder of runs kept on disk, which the workers share; and one
 worker reads on another. The run folder (by default a new temporary folder, removed at the
 end) holds nginx's configuration, pid file and logs and each worker's log (`worker-<i>.log`).
 Arguments after `--` go to every `streamlit run` (e.g. `-- --runner.postScriptGC false`).
+Once the workers answer, every built-in lesson's Compare figures are made into that shared
+folder at the lowest CPU priority (`cblab/ui/precompute.py`, logged to `precompute.log` in
+the run folder), so the first learner to open Compare on a heavy lesson does not wait for it.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from cblab.cli.workers import APP, free_port, start_worker, stop, wait_healthy
 
 NGINX = "/usr/sbin/nginx"
 MAX_WORKERS = 16
+PRECOMPUTE = [sys.executable, "-m", "cblab.ui.precompute"]  # every lesson's Compare figures, made ahead
 
 
 @dataclasses.dataclass
@@ -73,8 +77,10 @@ def serving(
     run_dir: Path | None = None,
     timeout: float = 120.0,
     app: Path = APP,
+    precompute: bool = False,
 ) -> Iterator[Deployment]:
-    """`workers` app workers and nginx in front on `address`:`port`, stopped and cleaned up on exit."""
+    """`workers` app workers and nginx in front on `address`:`port`, stopped and cleaned up on exit;
+    with `precompute`, the built-in lessons' Compare figures are made meanwhile (`PRECOMPUTE`)."""
     if not 1 <= workers <= MAX_WORKERS:
         raise ValueError(f"--workers: must be 1 to {MAX_WORKERS}, got {workers}")
     binary = nginx_binary()
@@ -86,7 +92,7 @@ def serving(
     env = {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32), **(env or {})}
     ports = [free_port() for _ in range(workers)]
     started: list[subprocess.Popen] = []
-    proxy = None
+    proxy = ahead = None
     try:
         for i, worker_port in enumerate(ports):
             with open(run_dir / f"worker-{i}.log", "ab") as log:
@@ -105,8 +111,15 @@ def serving(
         host = f"[{address}]" if ":" in address else address
         url = f"http://{'127.0.0.1' if address in ('0.0.0.0', '::') else host}:{port}"
         wait_healthy(url, proxy, timeout, what=f"nginx (log: {run_dir / 'error.log'})")
+        if precompute:
+            with open(run_dir / "precompute.log", "ab") as log:
+                ahead = subprocess.Popen(
+                    PRECOMPUTE, cwd=app.parent, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT
+                )
         yield Deployment(url, started, urls, proxy, run_dir)
     finally:
+        if ahead is not None:
+            stop(ahead)
         if proxy is not None:
             stop(proxy)
         for worker in started:
@@ -144,7 +157,7 @@ def serve_command(args: argparse.Namespace) -> int:
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append("SIGTERM"))
     try:
-        with serving(args.workers, args.port, args.address, options, env, run_dir) as deployment:
+        with serving(args.workers, args.port, args.address, options, env, run_dir, precompute=True) as deployment:
             print(f"Continuous Batching Lab: {deployment.url} ({args.workers} workers behind nginx)", flush=True)
             for i, url in enumerate(deployment.worker_urls):
                 print(f"  worker {i}: {url} (w{i})", flush=True)

@@ -56,8 +56,8 @@ def scenario_ui() -> tuple[str, object | None, Scenario | None]:
     """
     names = [lesson.name for lesson in course().lessons]
     url.load_once()
-    if url.changed_outside():
-        _follow_the_url()
+    if url.changed_outside(names[0]):
+        _follow_the_url(names[0])
     wanted = st.session_state.pop("lesson", None)  # the URL's lesson, on a first run or after Back
     if wanted is not None:
         found = course().lesson(wanted)
@@ -83,10 +83,11 @@ def scenario_ui() -> tuple[str, object | None, Scenario | None]:
     return name, upload, uploaded_scenario(upload)
 
 
-def _follow_the_url() -> None:
-    """Back or Forward: the URL's lesson, from its own settings, then the URL's settings and step."""
+def _follow_the_url(home: str) -> None:
+    """Back or Forward: the URL's lesson (`home` where it names none, as the root URL), from its own
+    settings, then the URL's settings and step."""
     lesson = course().lesson(st.query_params.get("lesson", ""))
-    st.session_state.scenario = lesson.name if lesson is not None else st.query_params.get("scenario", UPLOAD)
+    st.session_state.scenario = lesson.name if lesson is not None else st.query_params.get("scenario", home)
     reset_to_own_settings()
     url.load(link=False)
 

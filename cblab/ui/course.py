@@ -70,15 +70,15 @@ def before_cap(step: int, cap: int | None) -> int:
     return step if cap is None else min(step, max(cap - 1, 0))
 
 
-def render_reveal(reveal: str, cap: int | None, projector: bool = False) -> None:
+def render_reveal(reveal: str, cap: int | None, projector: bool = False, heading: str = "What happened.") -> None:
     """The lesson's "what happened" (`reveal`: the run's outcomes and numbers, which its predictions
-    ask about), shown once no prediction is open."""
+    ask about), shown once no prediction is open, after its `heading`."""
     if cap is not None:
         st.caption("What happened in this run is told here once its predictions are checked.")
     elif projector:  # one click away, as the lesson is
-        st.expander("What happened", key="reveal").write(reveal)
+        st.expander(heading.rstrip("."), key="reveal").write(reveal)
     else:
-        st.markdown(f"**What happened.** {reveal}")
+        st.markdown(f"**{heading}** {reveal}")
 
 
 def shows_whole_run(tab: str, cap: int | None, run: Run) -> bool:
@@ -97,6 +97,34 @@ def shows_whole_run(tab: str, cap: int | None, run: Run) -> bool:
 def render_predictions(run: Run, lesson: str, projector: bool = False) -> int | None:
     """Ask the lesson's next prediction and show the answered ones; return the first step not yet shown.
     For a projector the verdict leaves out the step's narration, which the stage shows beside the grid."""
+    split = _predictions(run, lesson)
+    if split is None:
+        return None
+    answered, unanswered = split
+    pending = min(unanswered, key=lambda asked: asked[2].step, default=None)  # the earliest step first
+    _render_latest(answered, projector)
+    if pending is not None:
+        _render_question(*pending, projector=projector)
+    right = sum(st.session_state[RESULTS][key] for key, _, _ in answered)
+    st.caption(f"This lesson: {right}/{len(run.scenario.quizzes)} right" + _chapter_caption(lesson))
+    return pending[2].step if pending is not None else None
+
+
+def render_checked(run: Run, lesson: str, projector: bool = False) -> bool:
+    """The last checked prediction about `run`, asking none: the lesson's own run, while the sidebar
+    shows another. Return whether none is left open, so the lesson's reveal may show."""
+    split = _predictions(run, lesson)
+    if split is None:
+        return True
+    answered, unanswered = split
+    _render_latest(answered, projector)
+    return not unanswered
+
+
+def _predictions(run: Run, lesson: str) -> tuple[list, list] | None:
+    """The lesson's predictions about `run`, as (answered, still open) lists of (widget key, quiz,
+    question); a link's skipped ones are in neither. None when none is asked (predictions off,
+    none in the lesson, or none fits the run: said on the page)."""
     scenario = run.scenario
     if scenario is None or not scenario.quizzes or not st.session_state.get("predict", True):
         return None
@@ -114,15 +142,14 @@ def render_predictions(run: Run, lesson: str, projector: bool = False) -> int | 
             answered.append((key, quiz, q))
         elif q.step > skip_to:
             unanswered.append((key, quiz, q))
-    pending = min(unanswered, key=lambda asked: asked[2].step, default=None)  # the earliest step first
-    if answered:  # the one checked last
+    return answered, unanswered
+
+
+def _render_latest(answered: list, projector: bool) -> None:
+    """The verdict on the prediction checked last (of `answered`), if any."""
+    if answered:
         last = st.session_state.get(LAST_CHECKED)
         _render_last(*next((a for a in answered if a[0] == last), answered[-1]), projector=projector)
-    if pending is not None:
-        _render_question(*pending, projector=projector)
-    right = sum(results[key] for key, _, _ in answered)
-    st.caption(f"This lesson: {right}/{len(asked)} right" + _chapter_caption(lesson))
-    return pending[2].step if pending is not None else None
 
 
 def _skipped_by_link(lesson: str) -> int:

@@ -4,18 +4,21 @@ checked, what happened.
 
 The text describes the lesson's own settings. When the sidebar changes the run, a note above
 it says which settings differ and offers the lesson's own back, since the stage then shows
-another run than the one the text, captions and predictions were written for.
+another run than the one the text, captions and predictions were written for; the lesson's
+checked verdict and reveal stay, marked as its settings, beside both runs' figures
+(`cblab/ui/kept_reveal.py`), since a lesson may ask for the change.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from cblab.ui.controls import next_lesson_ui, reset_to_own_settings
-from cblab.ui.course import course, lesson_label, render_predictions, render_reveal
+from cblab.ui.controls import next_lesson_ui, own_overrides, reset_to_own_settings
+from cblab.ui.course import course, lesson_label, render_checked, render_predictions, render_reveal
+from cblab.ui.kept_reveal import figures_beside, kept_heading, settings_said
 from cblab.ui.lesson_extras import render_lesson_extras
 from cblab.ui.prefetch import after_lesson
-from cblab.ui.runs import Run
+from cblab.ui.runs import Run, load
 from cblab.ui.settings import changed_settings
 from engine.lab.scenario import Scenario
 
@@ -51,6 +54,8 @@ def render_lesson(
     if shown.quizzes:
         (switches[-1] if projector else st).toggle("Predict first", key="predict", value=True, bind="query-params")
         cap = render_predictions(run, name if not uploaded else f"upload_{run.digest[:8]}", projector)
+    elif (own.quizzes or own.reveal) and not uploaded:  # the sidebar changed the run: the lesson's is elsewhere
+        _render_kept_reveal(run, own, name, told, projector)
     elif own.quizzes:
         st.caption("This lesson's predictions are for its own settings: pick the lesson again to answer them.")
     if shown.reveal:
@@ -61,6 +66,24 @@ def render_lesson(
     if not uploaded:
         after_lesson(name)  # the class's Next lesson is made while it reads this one
     return cap
+
+
+def _render_kept_reveal(run: Run, own: Scenario, name: str, told, projector: bool) -> None:
+    """The sidebar changed lesson `name`'s run: the verdict last checked and, once no prediction is
+    open, the lesson's reveal marked as its settings, beside both runs' figures (`cblab/ui/kept_reveal.py`)."""
+    own_run = load(name, None, own_overrides(own))  # (the run the lesson opened with: in the caches)
+    if not render_checked(own_run, name, projector):
+        st.caption("This lesson's predictions are for its own settings: press “Lesson's settings” to answer them.")
+        return
+    if not own.reveal:
+        return
+    changed = changed_settings(own)
+    headings = (f"lesson's settings ({settings_said(changed, 1)})", f"yours ({settings_said(changed, 2)})")
+    pool = own_run.log.config.kv_blocks is not None or run.log.config.kv_blocks is not None
+    cache = own_run.log.config.prefix_caching or run.log.config.prefix_caching
+    with told:
+        render_reveal(own.reveal, None, projector=projector, heading=kept_heading(changed))
+        st.markdown(markdown_table(figures_beside(own_run.summary, run.summary, pool, cache, headings)))
 
 
 def _render_text(scenario: Scenario) -> None:

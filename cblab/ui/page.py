@@ -31,6 +31,7 @@ def render_page() -> None:
             "restored": st.session_state.get(RESTORED, False),
             "scores": kept_scores(),
             "aliases": lesson_aliases(),
+            "home": course().lessons[0].name,  # the lesson of a URL that names none
         },
         default={"saved": None},
         on_saved_change=_take_saved,

@@ -2,7 +2,8 @@
 
 The tab has four parts: spot the bug (`cblab.ui.spot_the_bug`), spot the slow engine
 (`cblab.ui.slow_bugs`), a checker's uploaded failing run
-beside the reference (`cblab.ui.pair_view`), and, opt-in only, an editor. An uploaded file that is
+beside the reference (`cblab.ui.pair_view`), with the steps that make it (`CHECK_STEPS`: what the
+file defines, where to run the checker, what an adapter is for), and, opt-in only, an editor. An uploaded file that is
 too big or not UTF-8 is shown with `st.error`, never a traceback. The editor runs pasted code
 in a checker subprocess with a scrubbed environment and a time limit, and stops it (and its
 worker) when time is up.
@@ -30,6 +31,23 @@ EDITOR_TIMEOUT = 120  # seconds for a whole check run from the editor
 EDITOR_SCALE_BUDGET = 20  # seconds of it for the scale section (the CLI gives it 30)
 EDITOR_GRACE = 5  # seconds after SIGTERM for the checker to kill its worker, before SIGKILL
 ROOT = Path(__file__).resolve().parents[2]
+CHECK_STEPS = """\
+1. **Your file** (`my_engine.py`) defines a class of the seeds' shape: `__init__(model, batch_size,
+   stop_token)`, `submit_request(prompt_tokens, max_tokens, callback, stop_sequences=None)` (the
+   callback receives the prompt followed by the generated tokens) and `run()`. The checker takes the
+   class named `BatchInferenceEngine`, or the file's only class with `submit_request` and `run`; name
+   another with `--class NAME`.
+2. **Install this lab once** (`python -m pip install -e .` in its folder), then **run the checker in the
+   folder that holds your file**: `python -m engine check my_engine.py --jsonl failing.jsonl`. It writes
+   the first failing run's event log to `failing.jsonl`.
+3. **Load that file here** to see your run beside the reference's, step by step.
+
+Is your solution of another shape (a `model_next(batch)` function instead of a model, `add_request`
+and `step()` instead of callbacks, string tokens, threads)? Write an **adapter**: a small class of the
+seeds' shape that hands each call on to your solution, so the checker can drive it unchanged
+(`python -m engine check my_adapter.py --class Adapter`). `docs/adapters.md` in the lab's folder has
+the rules an adapter must keep (it must not hide a bug) and a template to copy.
+"""
 
 
 def render_practice() -> None:
@@ -45,7 +63,7 @@ def render_practice() -> None:
         st.error(f"The slow engines cannot be shown ({type(exc).__name__}: {exc})")
     st.divider()
     st.markdown("#### Your solution's failing run")
-    st.caption("Run `python -m engine check my_engine.py --jsonl failing.jsonl`, then load the file here.")
+    st.markdown(CHECK_STEPS)
     upload = st.file_uploader("Checker event log (.jsonl)", type=["jsonl"], key="checker_upload")
     if upload is not None:
         try:

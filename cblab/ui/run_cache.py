@@ -13,12 +13,17 @@ Trust: the folder is the server's own, like its code. Nothing in it is ever unpi
 and made again. Its events are not validated one by one (as an upload's are), so do not point
 `CBL_RUN_CACHE` at a folder other users can write. Uploaded scenarios are never kept.
 Writes go to a temporary file renamed into place, so workers sharing the folder never read half a file.
+
+Compare's figures for a built-in lesson (every configuration's summary, `cblab/ui/comparisons.py`)
+are kept in the same folder as `<key>.json` (`load_figures`, `store_figures`): plain numbers
+by name, checked for that shape when read, under the same budget.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -98,6 +103,55 @@ def store(run_key: str, log: EventLog, wire: bytes) -> None:
         LOG.warning("could not keep a run in %s: %s", where, exc)
 
 
+Figures = dict[str, dict[str, float | int | None]]  # configuration -> summary figure -> value
+MAX_FIGURES_BYTES = 2**20  # a comparison's file is a few kB; a bigger one is not ours
+
+
+def load_figures(figures_key: str) -> Figures | None:
+    """The figures a good `<key>.json` holds, else None (a bad file is removed)."""
+    where = folder()
+    path = where / f"{figures_key}.json" if where else None
+    try:
+        if path is None or not path.is_file() or path.stat().st_size > MAX_FIGURES_BYTES:
+            return None
+        found = json.loads(path.read_text(encoding="utf-8"))
+        if not _is_figures(found):
+            raise ValueError("not a comparison's figures")
+        os.utime(path)
+        return found
+    except (ValueError, UnicodeDecodeError) as exc:
+        LOG.warning("ignoring the run cache file %s: %s", path, exc)
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
+    return None
+
+
+def store_figures(figures_key: str, figures: Figures) -> None:
+    """Keep `figures` as `<key>.json` (written whole, then renamed into place)."""
+    where = folder()
+    if where is None:
+        return
+    try:
+        where.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with tempfile.NamedTemporaryFile("w", dir=where, prefix=".writing-", delete=False, encoding="utf-8") as out:
+            json.dump(figures, out)
+        os.replace(out.name, where / f"{figures_key}.json")
+        _trim(where, limit_bytes())
+    except (OSError, TypeError, ValueError) as exc:  # (a figure JSON cannot write: not kept)
+        LOG.warning("could not keep figures in %s: %s", where, exc)
+
+
+def _is_figures(value: object) -> bool:
+    number = (int, float, type(None))
+    return isinstance(value, dict) and all(
+        isinstance(name, str)
+        and isinstance(row, dict)
+        and all(isinstance(k, str) and type(v) in number for k, v in row.items())
+        for name, row in value.items()
+    )
+
+
 def _trim(where: Path, budget: int) -> None:
     """Remove the files used longest ago until the folder holds at most `budget` bytes."""
     files = []
@@ -105,7 +159,7 @@ def _trim(where: Path, budget: int) -> None:
         with contextlib.suppress(OSError):
             if path.stat().st_mtime < time.time() - 3600:
                 path.unlink()
-    for path in where.glob("*.npz"):
+    for path in [*where.glob("*.npz"), *where.glob("*.json")]:
         try:
             stat = path.stat()
             files.append((stat.st_mtime, stat.st_size, path))

@@ -2,8 +2,9 @@
 
 `bug_demo` runs one zoo engine and the correct engine on the first fixed checker case that
 exposes the mistake (a memory mistake: on its own demo case, with a KV pool). "Spot it
-first" hides the explanation, the caption, the outline and the hints, and asks the learner
-for the cell where the run with the mistake first goes wrong. The answer is a pair of
+first", on by default (the course asks before it tells), hides the explanation, the caption,
+the outline and the hints, and asks the learner for the cell where the run with the mistake
+first goes wrong. The answer is a pair of
 number inputs (step, slot) and a Check button, not a click on the chart: AppTest cannot
 drive a Plotly selection, a heatmap click is easy to miss, and inputs work from the
 keyboard. Checking says whether the guess was right (or close) and reveals the rest.
@@ -88,7 +89,11 @@ def render_spot_the_bug() -> None:
     choose, mode = st.columns([3, 1], vertical_alignment="bottom")
     name = choose.selectbox("A classic mistake", list(BUGS), key="bug", format_func=lambda n: BUGS[n].title)
     spot = mode.toggle(
-        "Spot it first", key="spot_first", on_change=_forget_guess, help="Hide the explanation; find the cell yourself."
+        "Spot it first",
+        key="spot_first",
+        value=True,  # asked first, as the course's predictions are: the learner looks before being told
+        on_change=_forget_guess,
+        help="Hide the explanation until you have named the cell; switch off to read it at once.",
     )
     bug, demo = BUGS[name], bug_demo(name)
     guess = answered(name)

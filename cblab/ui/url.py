@@ -11,7 +11,8 @@ presentation) use bind.
 Streamlit adds a browser history entry whenever the script changes the URL; the page
 component (`cblab/ui/page.py`) turns every change but a lesson's into a replacement, so Back goes
 to the previous lesson. A URL whose lesson is not the one this session last wrote was
-changed by the browser (Back, Forward): `changed_outside` tells, and the app follows it.
+changed by the browser (Back, Forward): `changed_outside` tells, and the app follows it. The
+root URL names no lesson and opens the first: Back to it returns to that lesson.
 """
 
 from __future__ import annotations
@@ -76,13 +77,14 @@ def load_once() -> None:
         load(link=True)
 
 
-def changed_outside() -> bool:
+def changed_outside(home: str) -> bool:
     """Whether the browser's Back or Forward brought a URL naming another lesson than the one this
-    session last wrote. (Only a history navigation counts: a click made while the URL was still
-    being written carries an older URL, which must not undo the click.)"""
+    session last wrote; a URL naming none (the root) is lesson `home`'s. (Only a history navigation
+    counts: a click made while the URL was still being written carries an older URL, which must not
+    undo the click.)"""
     ctx = get_script_run_ctx()
-    written, current = st.session_state.get(WRITTEN), _where(st.query_params)
-    return bool(ctx and ctx.is_history_navigation) and None not in (written, current) and current != written
+    written, current = st.session_state.get(WRITTEN), _where(st.query_params) or home
+    return bool(ctx and ctx.is_history_navigation) and written is not None and current != written
 
 
 def _where(params) -> str | None:

@@ -1,7 +1,10 @@
 """One workload under every configuration of `configurations.py`, and the figures shown side
 by side (CLI and app): the four with unlimited memory; with a KV pool, the memory three,
 the prefix cache where the workload shares prefixes, the watermark, and the vLLM paper's
-reserving systems where the answers' lengths are known (`paper_systems.py`)."""
+reserving systems where the answers' lengths are known (`paper_systems.py`). Compare leads
+with the scenario's own configuration (`own_configuration`): the throughput ratios that
+involve it come first (`headline_ratios`), so a lesson run with the prefix cache is not
+headed by a ratio of two runs without it."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from .configurations import (  # noqa: F401  (compare's configurations, imported
     MEMORY_CONFIGURATIONS,
     configurations,
     summaries,
+    watermark_name,
 )
 from .paper_systems import reservation_runs
 from .scenario_types import Scenario
@@ -83,3 +87,35 @@ def continuous_speedup(results: dict[str, dict]) -> float | None:
     """Throughput of continuous over static batching (ragged both); None when nothing was generated."""
     static = results["static-ragged"]["throughput_tokens_per_s"]
     return results["continuous-ragged"]["throughput_tokens_per_s"] / static if static else None
+
+
+def own_configuration(scenario: Scenario) -> str | None:
+    """The configuration that runs exactly as the scenario's own engine does (7.6: `continuous-paged-cached`),
+    or None when none does (its own watermark and the cache together, say)."""
+    planned = configurations(scenario)
+    return next((n for n, settings in planned.items() if scenario.with_engine(**settings) == scenario), None)
+
+
+def headline_ratios(results: dict[str, dict], own: str | None) -> list[tuple[str, float | None]]:
+    """(label, throughput ratio) for each pair of configurations that ran, the pairs with `own` first;
+    None where the second generated nothing."""
+    pairs = [
+        ("Continuous / static throughput (ragged, unlimited memory)", "continuous-ragged", "static-ragged"),
+        ("Paged / static-reserve throughput", "continuous-paged", "static-reserve"),
+        ("Paged / continuous-reserve throughput", "continuous-paged", "continuous-reserve"),
+        ("Prefix cache on / off throughput (paged)", CACHED, "continuous-paged"),
+    ]
+    watermarked = watermark_name(0).removesuffix("0")  # "continuous-paged-wm-", then the watermark
+    pairs += [
+        (f"Watermark {name.removeprefix(watermarked)} / none throughput (paged)", name, "continuous-paged")
+        for name in results
+        if name.startswith(watermarked)
+    ]
+    ran = [pair for pair in pairs if pair[1] in results and pair[2] in results]
+    ran.sort(key=lambda pair: own not in pair[1:])  # (stable: the pairs with `own` first, each in its order)
+    return [(label, _ratio(results[a], results[b])) for label, a, b in ran]
+
+
+def _ratio(a: dict, b: dict) -> float | None:
+    b_throughput = b["throughput_tokens_per_s"]
+    return a["throughput_tokens_per_s"] / b_throughput if b_throughput else None

@@ -3,9 +3,13 @@
 //
 // History: Streamlit adds a history entry whenever the app changes the URL, so a step, a tab
 // or a speed would each take one, and Back would walk through them instead of the lessons.
-// Here every change but a lesson's replaces the current entry; a change of lesson adds one,
-// and brings the page to its top: a lesson picked in the sidebar from far down the page would
-// otherwise open where the last one was scrolled to, its title and first prediction above view.
+// Here every change but a lesson's replaces the current entry; a change of lesson adds one.
+// A URL naming no lesson (the root) is the first lesson's (data.home), so the first lesson
+// change from the root adds an entry too, and Back from there returns to the root's lesson
+// instead of leaving the app. A lesson change also closes the sidebar on a phone, where it
+// covers the lesson, and brings the page to its top: a lesson picked in the sidebar from far
+// down the page would otherwise open where the last one was scrolled to, its title and first
+// prediction above view.
 //
 // Predictions: Python sends the session's checked predictions (data.scores); they are kept
 // in localStorage, never on the server. A new session (a reload, a visit the next day) gets
@@ -14,10 +18,11 @@
 const STORE = "continuous-batching-lab/predictions";
 
 let aliases = {};  // a lesson's number -> its name ("1.2" -> "part2-slot-refill"): one lesson either way
+let home = null;  // the lesson a URL naming none opens (the course's first)
 
 function lessonOf(href) {
   const params = new URL(href, window.location.href).searchParams;
-  const lesson = params.get("lesson") || params.get("scenario");  // (an older link's name for it)
+  const lesson = params.get("lesson") || params.get("scenario") || home;  // ("scenario": an older link's name)
   return lesson ? aliases[lesson] ?? lesson : null;
 }
 
@@ -30,9 +35,19 @@ function addHistoryOnlyForLessons() {
     push(state, title, url);
     document.querySelector("[data-testid='stMain']")?.scrollTo(0, 0);  // (Streamlit's main area scrolls)
     window.scrollTo(0, 0);
+    collapseSidebarOnAPhone();
   };
   pushState.keepsLessons = true;
   window.history.pushState = pushState;
+}
+
+// On a phone Streamlit draws the sidebar over the page, and it stayed there over the lesson just
+// picked in it. Below Streamlit's narrow-screen width, a lesson change closes it as its own button does.
+const PHONE_WIDTH = 768;  // px: below it the sidebar covers the page instead of sitting beside it
+
+function collapseSidebarOnAPhone() {
+  if (window.innerWidth >= PHONE_WIDTH) return;
+  document.querySelector("[data-testid='stSidebarCollapseButton'] button")?.click();
 }
 
 function kept() {
@@ -50,6 +65,7 @@ let mayWrite = false;  // whether storage may take that session's scores (only o
 export default function (component) {
   const { data, setStateValue } = component;
   aliases = data.aliases || {};
+  home = data.home || null;
   addHistoryOnlyForLessons();
   if (data.session !== session) {  // a new session (a reload, or the server restarted): report once
     session = data.session;
