@@ -71,7 +71,22 @@ def test_compare_json_has_the_four_configurations_and_the_required_figures():
 def test_compare_table_ends_with_the_throughput_ratio():
     result = run_cli("compare", "static-vs-continuous")
     assert result.returncode == 0
-    assert result.stdout.splitlines()[-1].startswith("continuous / static throughput (ragged): ")
+    lines = result.stdout.splitlines()
+    assert lines[1] == "this scenario runs as static-ragged: the ratios that involve it come first"
+    assert lines[-1] == "continuous / static throughput (ragged, unlimited memory): 1.53x"
+
+
+def test_compare_leads_with_the_scenarios_own_configuration_and_leaves_out_unlike_paper_figures():
+    """7.6's 4 slots limit its batch, not its pool: the paper's Fig. 2 column is left out, and says why; the
+    ratios with the scenario's own configuration (the prefix cache) come first, as in the app's Compare."""
+    lines = run_cli("compare", "shared-system-prompt").stdout.splitlines()
+    assert lines[1] == "this scenario runs as continuous-paged-cached: the ratios that involve it come first"
+    assert not any(line.startswith("the vLLM paper's four systems") for line in lines)
+    left_out = [line for line in lines if line.startswith("the vLLM paper's Fig. 2 figures are left out: ")]
+    assert len(left_out) == 1 and "152 of the 400 blocks" in left_out[0]
+    ratios = lines[lines.index(left_out[0]) + 1 :]
+    assert ratios[0] == "prefix cache on / off throughput (paged): 1.50x"
+    assert ratios[1] == "continuous / static throughput (ragged, unlimited memory): 1.23x"
 
 
 def test_bad_scenario_path_exits_2_with_one_line(tmp_path):
@@ -105,7 +120,9 @@ def test_compare_with_no_generated_tokens_does_not_crash(tmp_path):
         [sys.executable, "-m", "engine", "compare", str(scenario)], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == "continuous / static throughput (ragged): - (no tokens were generated)"
+    assert result.stdout.splitlines()[-1] == (
+        "continuous / static throughput (ragged, unlimited memory): - (no tokens were generated)"
+    )
     bad = subprocess.run(
         [sys.executable, "-m", "engine", "run", "--requests", "0"], capture_output=True, text=True, timeout=60
     )

@@ -11,12 +11,12 @@ from engine.analysis.metrics import format_seconds
 from engine.lab.compare import (
     COMPARED,
     compare,
-    continuous_speedup,
-    memory_speedups,
+    headline_ratios,
     on_the_pool,
+    own_configuration,
     pool_figures,
 )
-from engine.lab.paper_systems import SYSTEMS, TOKEN_STATES
+from engine.lab.paper_systems import SYSTEMS, TOKEN_STATES, unlike_the_paper
 from engine.lab.replicas import contrast, run_summary
 from engine.lab.sweep import knee, sweep
 
@@ -31,15 +31,22 @@ def compare_command(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=2))
         return 0
     print(f"{scenario.name}: {scenario.title} (batch_size {scenario.engine.batch_size})")
+    own = own_configuration(scenario)  # the app's Compare leads with it too (cblab/ui/compare_view.py)
+    if own is None:
+        print("this scenario's settings match none of the configurations (each changes one thing at once)")
+    else:
+        print(f"this scenario runs as {own}: the ratios that involve it come first")
     _table(results, list(results), COMPARED)
     if pool := on_the_pool(results):  # the memory figures as a second table, for the configurations on the pool
         _table(results, pool, pool_figures(results))
     if SYSTEMS["Orca-Oracle"] in results:
-        _paper_table(results)
-    speedup = continuous_speedup(results)
-    print(f"continuous / static throughput (ragged): {_ratio(speedup)}")
-    for name, ratio in memory_speedups(results).items():
-        print(f"continuous-paged / {name} throughput: {_ratio(ratio)}")
+        why_not = unlike_the_paper(scenario)
+        if why_not is None:
+            _paper_table(results)
+        else:
+            print(f"the vLLM paper's Fig. 2 figures are left out: {why_not}")
+    for label, ratio in headline_ratios(results, own):
+        print(f"{label[0].lower()}{label[1:]}: {_ratio(ratio)}")
     return 0
 
 

@@ -25,7 +25,6 @@ from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay
-from engine.lab.compare import compare
 from engine.lab.engine_settings import ENGINE_SETTINGS
 from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
 from engine.lab.quizzes import questions
@@ -234,12 +233,6 @@ def log_run(jsonl_text: str, digest: str) -> Run:
             return _run(log, None, digest[:16])
 
     return RUNS.get(("log", digest), make, Run.nbytes)
-
-
-@st.cache_data(max_entries=16, show_spinner="Running every configuration…")
-def comparison(name: str, toml_text: str | None, overrides: Overrides) -> dict[str, dict]:
-    scenario = resolve_scenario(name) if toml_text is None else parse_scenario(toml_text, name)
-    return compare(apply_overrides(scenario, overrides))  # priced by the scenario's cost model
 
 
 def uploaded_text(upload) -> tuple[str, str]:

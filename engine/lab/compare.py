@@ -72,23 +72,6 @@ def pool_figures(results: dict[str, dict]) -> dict[str, str]:
     return MEMORY_COMPARED | (PREFIX_COMPARED if CACHED in results else {})
 
 
-def memory_speedups(results: dict[str, dict]) -> dict[str, float | None]:
-    """Throughput of paged continuous batching over each reserving system ({} without them)."""
-    if "continuous-paged" not in results:
-        return {}
-    paged = results["continuous-paged"]["throughput_tokens_per_s"]
-    return {
-        name: paged / results[name]["throughput_tokens_per_s"] if results[name]["throughput_tokens_per_s"] else None
-        for name in ("static-reserve", "continuous-reserve")
-    }
-
-
-def continuous_speedup(results: dict[str, dict]) -> float | None:
-    """Throughput of continuous over static batching (ragged both); None when nothing was generated."""
-    static = results["static-ragged"]["throughput_tokens_per_s"]
-    return results["continuous-ragged"]["throughput_tokens_per_s"] / static if static else None
-
-
 def own_configuration(scenario: Scenario) -> str | None:
     """The configuration that runs exactly as the scenario's own engine does (7.6: `continuous-paged-cached`),
     or None when none does (its own watermark and the cache together, say)."""
