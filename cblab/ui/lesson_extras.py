@@ -14,6 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from cblab.ui.invariant_view import render_invariant
+from cblab.ui.kept_open import kept_expander
 from cblab.ui.measured_view import render_measured, render_measurement_notice
 from cblab.ui.real_servers import render_callouts
 from cblab.ui.replicas_view import render_replicas
@@ -44,7 +45,9 @@ def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool
             # keyed, with a label that never changes: the expander stays the same one when the predictions
             # are done (a new label made a new expander, which ignored its first click). While a prediction
             # is open its view (a chart and a table made from several runs) is not drawn at all.
-            with st.expander(title, expanded=not projector and not predicting, key=f"extra_{render.__name__}"):
+            # and each stays as the learner left it after Next lesson and Back (kept_open.py).
+            expanded = not projector and not predicting
+            with kept_expander(title, f"extra_{render.__name__}:{scenario.title}", expanded):
                 if predicting:
                     st.caption("Check this lesson's predictions first: this view shows the whole run.")
                 else:
