@@ -528,8 +528,9 @@ def test_the_app_loads_a_prefix_cached_scenario_and_its_log():
     assert run.steps.kv_blocks_held.tolist() == [3, 4, 3]
     again = load("shared.jsonl", Upload("shared.jsonl", run.log.to_jsonl().encode()), Overrides())
     assert again.log == run.log
-    # step 1: b hits a's blocks 0 and 1 and takes 3; a's 6th token fills its block 2
-    assert run.frames["kv"]["ops"][1] == [1, ["h", 1, 0, 1], [1, 1, 3], ["c", 2]]
+    # step 1: b hits a's blocks 0 and 1 and takes 3; a's 6th token fills its block 2; a ends, and drops its
+    # references (~0) at that step: the pool is drawn as the step leaves it (kv_frames.py)
+    assert run.frames["kv"]["ops"][1] == [1, ["h", 1, 0, 1], [1, 1, 3], ["c", 2], ~0]
     assert again.frames["kv"] == run.frames["kv"]
 
 
