@@ -60,6 +60,7 @@ class MemoryScheduler(Scheduler):
 
     def schedule(self, step: int, may_admit: bool) -> Plan:
         plan = Plan(step)
+        plan.started = self.started
         may_admit = bool(self.free and self.num_waiting) and self.admits(step, may_admit)
         if self.prefilling or step in self.needs_block_at or may_admit:  # (else every running row just decodes)
             self._share_the_step(plan, may_admit)
@@ -206,7 +207,7 @@ class MemoryScheduler(Scheduler):
             seq.computed += seq.scheduled
             if seq.computed == len(seq.tokens):  # it was sent to the model, and its token is appended next
                 seq.prefilling = False
-                self.start_decoding([seq], step)
+                self.start_decoding([seq], plan)
                 if paged:  # filed under the step at which its next token no longer fits its blocks
                     needs_block_at.setdefault(step + len(seq.blocks) * size - seq.computed + 1, []).append(seq)
         self.prefilling = [seq for seq in self.prefilling if seq.prefilling]
