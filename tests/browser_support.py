@@ -103,6 +103,11 @@ FIND_STAGE = """() => {
 }"""
 
 
+def stage_eval(page, body: str):
+    """`body`, a JavaScript function of the stage's root element, evaluated in the page."""
+    return page.evaluate(f"() => ({body})(({FIND_STAGE})())")
+
+
 def stage_step(page, index: int = 0) -> int:
     """The step the stage shows (it lives in a component frame-less shadow root; Playwright pierces it)."""
     return int(page.locator(STAGE).nth(index).get_attribute("data-stage-step"))

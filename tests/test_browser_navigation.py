@@ -9,12 +9,12 @@ missing outside CI. Screenshots go to test-artifacts/navigation-*.png: look at t
 import time
 
 from tests.browser_support import (
-    FIND_STAGE,
     STAGE,
     check_answer,
     open_app,
     require_browser,
     screenshot,
+    stage_eval,
     stage_step,
     wait_for_stage_step,
     wait_for_url,
@@ -48,11 +48,6 @@ def heading(page) -> str:
 def asks(page) -> int:
     """How many predictions the page asks now (one at a time, so 0 or 1)."""
     return page.get_by_text("Predict (before step").count()
-
-
-def stage_eval(page, body: str):
-    """Evaluate `body` (a function of the stage's root element) in the page."""
-    return page.evaluate(f"() => {{ const root = ({FIND_STAGE})(); return ({body})(root); }}")
 
 
 def test_the_picker_from_a_later_step_opens_a_lesson_with_all_its_predictions(page, url):

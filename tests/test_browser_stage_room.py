@@ -12,23 +12,18 @@ from engine.analysis.pool_state import pool_after
 from engine.lab.scenario import parse_scenario
 from engine.lab.simulate import simulate
 from tests.browser_support import (
-    FIND_STAGE,
     ROOT,
     STAGE,
     open_app,
     require_browser,
     screenshot,
+    stage_eval,
     stage_step,
     wait_until_idle,
 )
 from tests.test_browser_stage import upload_scenario
 
 sync_api = require_browser()
-
-
-def stage_eval(page, body: str):
-    """`body`, a JavaScript function of the stage's root, evaluated in the page."""
-    return page.evaluate(f"() => ({body})(({FIND_STAGE})())")
 
 
 def scenario_text(name: str) -> str:
