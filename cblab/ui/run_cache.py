@@ -66,20 +66,7 @@ def key(scenario_digest: str) -> str:
 
 def load(run_key: str) -> tuple[EventLog, bytes] | None:
     """The run's log and stage frames if a good file holds them, else None (a bad file is removed)."""
-    where = folder()
-    path = where / f"{run_key}.npz" if where else None
-    try:
-        if path is None or not path.is_file() or path.stat().st_size > limit_bytes():
-            return None
-        found = run_file.read(path.read_bytes(), run_key)
-        os.utime(path)  # (used now: the last to be removed)
-        return found
-    except ValueError as exc:
-        LOG.warning("ignoring the run cache file %s: %s", path, exc)
-        path.unlink(missing_ok=True)
-    except OSError:  # removed meanwhile by another worker, or an unreadable folder: make the run
-        pass
-    return None
+    return _read(f"{run_key}.npz", limit_bytes(), lambda data: run_file.read(data, run_key))
 
 
 def store_later(run_key: str, log: EventLog, wire: bytes) -> None:
@@ -89,18 +76,13 @@ def store_later(run_key: str, log: EventLog, wire: bytes) -> None:
 
 
 def store(run_key: str, log: EventLog, wire: bytes) -> None:
-    where = folder()
     try:
         data = run_file.write(log, wire, run_key)
-        if where is None or len(data) > limit_bytes():
-            return
-        where.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with tempfile.NamedTemporaryFile(dir=where, prefix=".writing-", delete=False) as out:
-            out.write(data)
-        os.replace(out.name, where / f"{run_key}.npz")
-        _trim(where, limit_bytes())
-    except OSError as exc:  # a full or read-only disk: the cache is an optimisation, never a failure
-        LOG.warning("could not keep a run in %s: %s", where, exc)
+    except OSError as exc:
+        LOG.warning("could not keep a run: %s", exc)
+        return
+    if len(data) <= limit_bytes():
+        _write(f"{run_key}.npz", data)
 
 
 Figures = dict[str, dict[str, float | int | None]]  # configuration -> summary figure -> value
@@ -109,17 +91,39 @@ MAX_FIGURES_BYTES = 2**20  # a comparison's file is a few kB; a bigger one is no
 
 def load_figures(figures_key: str) -> Figures | None:
     """The figures a good `<key>.json` holds, else None (a bad file is removed)."""
-    where = folder()
-    path = where / f"{figures_key}.json" if where else None
+    return _read(f"{figures_key}.json", MAX_FIGURES_BYTES, _figures_from)
+
+
+def store_figures(figures_key: str, figures: Figures) -> None:
+    """Keep `figures` as `<key>.json`."""
     try:
-        if path is None or not path.is_file() or path.stat().st_size > MAX_FIGURES_BYTES:
+        data = json.dumps(figures).encode()
+    except (TypeError, ValueError) as exc:  # (a figure JSON cannot write: not kept)
+        LOG.warning("could not keep figures: %s", exc)
+        return
+    _write(f"{figures_key}.json", data)
+
+
+def _figures_from(data: bytes) -> Figures:
+    found = json.loads(data)  # (bytes not UTF-8, or not JSON: a ValueError)
+    if not _is_figures(found):
+        raise ValueError("not a comparison's figures")
+    return found
+
+
+def _read(name: str, limit: int, parse):
+    """What `parse` makes of the folder's file `name` if it is there and at most `limit` bytes, else None. A file
+    `parse` refuses (ValueError) is removed; one removed meanwhile by another worker, or an unreadable folder,
+    is a miss (the caller makes it again)."""
+    where = folder()
+    path = where / name if where else None
+    try:
+        if path is None or not path.is_file() or path.stat().st_size > limit:
             return None
-        found = json.loads(path.read_text(encoding="utf-8"))
-        if not _is_figures(found):
-            raise ValueError("not a comparison's figures")
-        os.utime(path)
+        found = parse(path.read_bytes())
+        os.utime(path)  # (used now: the last to be removed)
         return found
-    except (ValueError, UnicodeDecodeError) as exc:
+    except ValueError as exc:
         LOG.warning("ignoring the run cache file %s: %s", path, exc)
         path.unlink(missing_ok=True)
     except OSError:
@@ -127,19 +131,21 @@ def load_figures(figures_key: str) -> Figures | None:
     return None
 
 
-def store_figures(figures_key: str, figures: Figures) -> None:
-    """Keep `figures` as `<key>.json` (written whole, then renamed into place)."""
+def _write(name: str, data: bytes) -> None:
+    """Keep `data` as the folder's file `name`: written whole, then renamed into place (workers sharing the folder
+    never read half a file), and the folder trimmed to its budget. A full or read-only disk only logs: the cache
+    is an optimisation, never a failure."""
     where = folder()
     if where is None:
         return
     try:
         where.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with tempfile.NamedTemporaryFile("w", dir=where, prefix=".writing-", delete=False, encoding="utf-8") as out:
-            json.dump(figures, out)
-        os.replace(out.name, where / f"{figures_key}.json")
+        with tempfile.NamedTemporaryFile(dir=where, prefix=".writing-", delete=False) as out:
+            out.write(data)
+        os.replace(out.name, where / name)
         _trim(where, limit_bytes())
-    except (OSError, TypeError, ValueError) as exc:  # (a figure JSON cannot write: not kept)
-        LOG.warning("could not keep figures in %s: %s", where, exc)
+    except OSError as exc:
+        LOG.warning("could not keep %s in %s: %s", name, where, exc)
 
 
 def _is_figures(value: object) -> bool:
