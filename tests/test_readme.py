@@ -27,9 +27,22 @@ def test_readme_quick_start_has_exactly_the_two_commands():
 def test_the_practice_section_names_every_check_and_points_at_the_adapters():
     from engine.practice.checker.checks import CHECKS
 
-    practice = README.read_text().split("## Practice mode")[1].split("\n## ")[0]
+    practice = (README.parent / "docs" / "practice.md").read_text().split("## Practice mode")[1].split("\n## ")[0]
     assert [words for words in CHECKS.values() if f"| {words} |" not in practice] == []
-    assert "[`docs/adapters.md`](docs/adapters.md)" in practice
+    assert "[`docs/adapters.md`](adapters.md)" in practice
     docs = README.parent / "docs"
     for name in ("template.py", "model_next_adapter.py", "add_request_adapter.py"):
         assert (docs / "adapters" / name).is_file() and f"(adapters/{name})" in (docs / "adapters.md").read_text()
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_the_readme_is_a_first_screen_and_every_relative_link_of_it_and_of_docs_resolves():
+    assert len(README.read_text().splitlines()) <= 200
+    broken = []
+    for page in [README, *sorted((README.parent / "docs").glob("*.md"))]:
+        for target in LINK.findall(page.read_text()):
+            if not re.match(r"(https?:|mailto:|#)", target) and not (page.parent / target.split("#")[0]).exists():
+                broken.append(f"{page.name}: {target}")
+    assert broken == []
