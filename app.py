@@ -54,7 +54,7 @@ try:
 except UserError as exc:
     st.error(str(exc))
     if "the limit is" in str(exc):
-        st.caption("The README's Limits table lists every limit a run, a file or a link must stay under.")
+        st.caption("docs/limits.md lists every limit a run, a file or a link must stay under.")
     render_page()
     st.stop()
 if replaying:

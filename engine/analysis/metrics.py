@@ -10,7 +10,7 @@ describe a 7B-parameter fp16 model on one A100-80GB (2.0 TB/s HBM, 312 TFLOP/s d
 fp16) in round figures: a decode step of 64 rows costs 7 + 64 × 0.1 = 13.4 ms, of which
 the matrix maths would need only ~3 ms, so the step is memory-bound, as real decode
 steps are. `engine/analysis/hardware.py` has presets grounded in cited hardware, whose
-KV read grows with the context. See the README's "Cost model" section.
+KV read grows with the context. See docs/metrics.md, "Metrics and the cost model".
 
 Definitions (times from the step's start or end under the cost model):
 - queue wait: arrival → admission;  time to first token (TTFT): arrival → end of the

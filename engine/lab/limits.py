@@ -4,7 +4,7 @@ checked against them before anything runs.
 One shared server runs a whole class, so a run is estimated from its requests before it
 starts (its worst case: every request generates its whole `max_tokens`) and refused
 above these limits, with one line naming the field, its value and the limit. The same
-limits hold in the app, the CLI and `engine.scenario`'s loader; the README's "Limits"
+limits hold in the app, the CLI and `engine.scenario`'s loader; docs/limits.md's "Limits"
 table lists them. The engine's own Python API is not limited: it runs what its caller asks.
 """
 
