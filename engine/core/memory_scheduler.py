@@ -60,6 +60,8 @@ class MemoryScheduler(Scheduler):
 
     def schedule(self, step: int, may_admit: bool) -> Plan:
         plan = Plan(step, self.started)
+        if not self.num_running:
+            self.forget_filed()
         may_admit = bool(self.free and self.num_waiting) and self.admits(step, may_admit)
         if self.prefilling or may_admit:
             self._share_the_step(plan, may_admit)
@@ -71,6 +73,10 @@ class MemoryScheduler(Scheduler):
             plan.evicted = self.blocks.take_evicted()
         plan.batch = self.batch() if self.num_running else None
         return plan
+
+    def forget_filed(self) -> None:
+        super().forget_filed()
+        self.needs_block_at.clear()
 
     def _share_the_step(self, plan: Plan, may_admit: bool) -> None:
         """The step's tokens and blocks, in the NOTE's order."""

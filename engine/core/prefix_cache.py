@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections import deque
 
 from .block_manager import BlockManager
+from .block_prompt import block_key
 from .free_queue import FreeQueue
 from .request import Sequence
 
@@ -92,7 +93,7 @@ class PrefixCache(BlockManager):
         hits: list[int] = []
         parent = None
         for start in range(0, (len(tokens) - 1) // size * size, size):
-            parent = identities.get((parent, tuple(tokens[start : start + size])))
+            parent = identities.get((parent, block_key(tokens, start, size)))
             if parent not in cached:
                 break
             hits.append(min(cached[parent]))
@@ -131,7 +132,7 @@ class PrefixCache(BlockManager):
         size, identities, identity, cached = self.block_size, self._identities, self.identity, self.cached
         parent = known[-1] if known else None
         for index in range(len(known), full):
-            parent = identities.setdefault((parent, tuple(tokens[index * size : (index + 1) * size])), len(identities))
+            parent = identities.setdefault((parent, block_key(tokens, index * size, size)), len(identities))
             known.append(parent)
             identity[blocks[index]] = parent
             cached.setdefault(parent, []).append(blocks[index])

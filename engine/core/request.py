@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from .block_prompt import BlockPrompt
 from .stops import NO_MATCH, StopMatcher, stop_matcher
 from .validation import (
     INT64_MAX,
@@ -62,8 +63,9 @@ class Sequence:
 
     request_id: str
     # prompt + generated: the engine's own list, sent to the model as is; until the request takes a slot (or ends)
-    # its prompt, as a tuple (the one the log keeps: a waiting request holds no list for the garbage collector)
-    tokens: list[int] | tuple[int, ...]
+    # its prompt, as a tuple (the one the log keeps: a waiting request holds no list for the garbage collector),
+    # or as the `BlockPrompt` it was given (block_prompt.py: a trace's prompt, kept as named blocks)
+    tokens: list[int] | tuple[int, ...] | BlockPrompt
     prompt_len: int
     max_tokens: int  # generated tokens only
     callback: Callable[[list[int]], object] | None
@@ -177,7 +179,10 @@ def new_sequence(
 
     `limit(max_tokens, prompt_len)` is how many tokens the row may generate (the engine's hook).
     """
-    prompt = tuple(check_tokens("prompt_tokens", prompt_tokens))
+    if type(prompt_tokens) is BlockPrompt:  # a compact prompt (block_prompt.py), checked when it was made
+        prompt = prompt_tokens
+    else:
+        prompt = tuple(check_tokens("prompt_tokens", prompt_tokens))
     if not (  # SPEED: the usual arguments pass one test; the checks below name the field that does not
         type(max_tokens) is int
         and 0 <= max_tokens <= INT64_MAX

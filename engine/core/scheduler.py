@@ -31,6 +31,7 @@ from functools import partial
 from operator import attrgetter
 from typing import NamedTuple
 
+from .block_prompt import as_list
 from .config import EngineConfig
 from .log.events import EventKind
 from .priority_queue import PriorityQueue
@@ -207,11 +208,18 @@ class Scheduler:
         """Admit from the head of the queue into every free slot (when `may_admit`, the engine's
         batching rule, and the fill timeout allow), and name the rows the model gets."""
         plan = Plan(step, self.started)
+        if not self.num_running:
+            self.forget_filed()
         if self.free and self.num_waiting and self.admits(step, may_admit):
             plan.joined = joined = self.take_slots(len(self.free))
             self.start_decoding(joined, plan)  # (their prompts are computed and sent this step)
         plan.batch = self.batch() if self.num_running else None
         return plan
+
+    def forget_filed(self) -> None:
+        """No row runs, so every row still filed has ended (or left its slot): drop them, and their tokens. (Each
+        list goes when its step comes; an idle engine jumps over steps, and a trace's tokens are many.)"""
+        self.ends_at.clear()
 
     def admits(self, step: int, may_admit: bool) -> bool:
         """Whether waiting requests may take free slots this step: the batching rule allows it, this
@@ -240,8 +248,8 @@ class Scheduler:
                 seq = waiting.popleft()
             seq.slot = slot = heapq.heappop(free)
             seq.status = running
-            if type(seq.tokens) is tuple:  # (its prompt: `Sequence.tokens`)
-                seq.tokens = list(seq.tokens)
+            if not isinstance(seq.tokens, list):  # (its prompt: `Sequence.tokens`; a preempted row keeps its list)
+                seq.tokens = as_list(seq.tokens)
             slots[slot] = seq
             joined.append(seq)
             self.changed.append(slot)
@@ -315,7 +323,7 @@ class Scheduler:
         if seq.status is Status.WAITING:
             self.num_waiting -= 1
         seq.status = Status.FINISHED
-        seq.tokens = list(seq.tokens)  # (never admitted: its prompt, as the list its callback gets)
+        seq.tokens = as_list(seq.tokens)  # (never admitted: its prompt, as the list its callback gets)
         return Finished(seq, reason, matched, freed)
 
     def release(self, seq: Sequence) -> int:

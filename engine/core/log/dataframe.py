@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..block_prompt import BlockPrompt
 from ..request import FinishReason
 from .events import ABSENT, EventKind, mask_tuple
 
@@ -99,7 +100,7 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
             "sequence": _object_column(n, matches, [log[events[i]].sequence for i in matches]),
             "reason": np.where(is_[EventKind.EVICT], reasons[np.clip(value, 0, len(reasons) - 1)], None),
             "message": _object_column(n, errors, [log.attachments[detail[i]] for i in errors]),
-            "prompt": _object_column(n, arrivals, [list(info.prompt) for info in infos]),
+            "prompt": _object_column(n, arrivals, [_prompt(info.prompt) for info in infos]),
             "max_tokens": _int_column(max_tokens, is_[EventKind.ARRIVE]),
             "stop_sequences": _object_column(n, arrivals, [[list(s) for s in info.stop_sequences] for info in infos]),
             "prefill_tokens": _int_column(prefill_tokens, has_prefill_tokens),
@@ -113,3 +114,8 @@ def events_frame(log, rows: np.ndarray | None = None) -> pd.DataFrame:
         index=None if rows is None else pd.Index(rows, name="event"),
     )
     return frame
+
+
+def _prompt(prompt) -> list[int] | BlockPrompt:
+    """An arrival's prompt as a list; a `BlockPrompt` (a trace's, up to 100,000s of tokens) stays as it is."""
+    return prompt if type(prompt) is BlockPrompt else list(prompt)

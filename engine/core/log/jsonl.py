@@ -15,6 +15,7 @@ import json
 import re
 from dataclasses import asdict
 
+from ..block_prompt import BlockPrompt
 from ..config import KV_POLICIES, EngineConfig
 from ..validation import (
     INT64_MAX,
@@ -48,13 +49,20 @@ def event_records(log):
         if event.kind == "arrive":
             info = log.requests[log.request[i]]
             record.update(
-                prompt=list(info.prompt),
+                **_prompt_record(info.prompt),
                 max_tokens=info.max_tokens,
                 stop_sequences=[list(s) for s in info.stop_sequences],
             )
             if info.priority:  # only when not 0: a FIFO log reads as it always did
                 record["priority"] = info.priority
         yield record
+
+
+def _prompt_record(prompt) -> dict:
+    """An arrival's prompt: its tokens, or a `BlockPrompt`'s named blocks (`prompt_blocks`, a trace's prompt)."""
+    if type(prompt) is BlockPrompt:
+        return {"prompt_blocks": {"vocab_size": prompt.vocab_size, "blocks": prompt.pairs()}}
+    return {"prompt": list(prompt)}
 
 
 def _compact(record: dict) -> dict:
@@ -119,6 +127,18 @@ class _Line:
 
     def tokens(self, field: str) -> tuple[int, ...]:
         return tuple(self._checked(check_tokens, field))
+
+    def prompt(self) -> tuple[int, ...] | BlockPrompt:
+        """An arrival's `prompt`, or its `prompt_blocks` ({"vocab_size": v, "blocks": [[name, length], ...]})."""
+        named = self.data.get("prompt_blocks")
+        if named is None:
+            return self.tokens("prompt")
+        if not (isinstance(named, dict) and set(named) == {"vocab_size", "blocks"} and type(named["blocks"]) is list):
+            raise self.fail("prompt_blocks", 'must be {"vocab_size": v, "blocks": [[name, length], ...]}')
+        try:
+            return BlockPrompt(named["blocks"], named["vocab_size"])
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"line {self.number}: prompt_blocks: {exc}") from None
 
     def str(self, field: str) -> str:
         return self._checked(check_str, field)
@@ -308,7 +328,7 @@ def _load_event(log, line: _Line) -> None:
         if request_id in log.request_index:
             raise line.fail("request_id", "arrives twice")
         priority = line.int("priority", minimum=INT64_MIN, optional=True) or 0
-        info = RequestInfo(request_id, line.tokens("prompt"), line.int("max_tokens", minimum=0), stops, priority)
+        info = RequestInfo(request_id, line.prompt(), line.int("max_tokens", minimum=0), stops, priority)
         log.arrive(step, info)
         return
     request = ABSENT

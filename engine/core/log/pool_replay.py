@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from ..block_prompt import as_list, block_key
 from .events import EventKind
 
 KIND = {kind.value: kind for kind in EventKind}  # (SPEED: a look-up, where EventKind(value) is a call)
+REFERENCE_KINDS = frozenset((EventKind.KV_ALLOC, EventKind.PREFIX_HIT, EventKind.KV_FREE))  # what moves references
+NEED_TOKENS = frozenset((EventKind.PREFILL, EventKind.EMIT, EventKind.PREFIX_HIT))  # kinds that read a row's tokens
 POOL_KINDS = frozenset(
     (EventKind.KV_ALLOC, EventKind.KV_FREE, EventKind.PREFIX_HIT, EventKind.KV_EVICT, EventKind.PREFILL, EventKind.EMIT)
 )
@@ -26,8 +29,10 @@ class PoolReplay:
     a billion blocks): the eviction queue is the blocks never used yet, in id order, then those given
     back (`returned`), in the order they were."""
 
-    def __init__(self, num_blocks: int, block_size: int):
-        self.num_blocks, self.block_size = num_blocks, block_size
+    def __init__(self, num_blocks: int, block_size: int, identities: bool = True):
+        """`identities=False` follows references and the queue only (what a block holds is not worked out, and
+        hits are not checked against it): a whole trace's pool use, without reading its 100M tokens."""
+        self.num_blocks, self.block_size, self.identities = num_blocks, block_size, identities
         self.fresh = 0  # blocks fresh .. num_blocks - 1 were never taken: the queue's head, in order
         self.returned: OrderedDict[int, None] = OrderedDict()  # then the blocks given back, oldest first
         self._refs: dict[int, int] = {}  # block -> rows holding it (absent: none)
@@ -60,10 +65,14 @@ class PoolReplay:
         """Apply event `i` of `log`; the reason it could not have happened, or None."""
         kind = log.kind[i]
         if kind not in POOL_KINDS:
+            if kind == EventKind.EVICT:  # it has ended: its tokens are needed no more (a trace's are 100M)
+                self.tokens.pop(log.request[i], None)
             return None
         request = log.request[i]
-        if request not in self.tokens:
-            self.tokens[request] = list(log.requests[request].prompt)
+        if not self.identities:
+            return self.check(KIND[kind], request, log.value[i]) if kind in REFERENCE_KINDS else None
+        if request not in self.tokens and kind in NEED_TOKENS:
+            self.tokens[request] = as_list(log.requests[request].prompt)
         if kind == EventKind.EMIT:  # the row's tokens in the cache after it: all but the one just sampled
             tokens = self.tokens[request]
             full = len(tokens) // self.block_size
@@ -91,7 +100,9 @@ class PoolReplay:
             self._refs[value] = 1
             table.append(value)
         elif kind is EventKind.PREFIX_HIT:
-            if value not in self.identity or self.identity[value] != self._identity_at(request, len(table)):
+            if self.identities and (
+                value not in self.identity or self.identity[value] != self._identity_at(request, len(table))
+            ):
                 return f"block {value} does not cache this request's tokens at block {len(table)} of its table"
             if value in self._refs:
                 self.shared += 1
@@ -99,7 +110,8 @@ class PoolReplay:
                 self._leave_queue(value)
             self._refs[value] = self._refs.get(value, 0) + 1
             table.append(value)
-            self.known.setdefault(request, []).append(self.identity[value])
+            if self.identities:
+                self.known.setdefault(request, []).append(self.identity[value])
         elif kind is EventKind.KV_FREE:
             for block in reversed(table):
                 self._refs[block] -= 1
@@ -123,14 +135,14 @@ class PoolReplay:
             return None
         size = self.block_size
         parent = known[-1] if known else None
-        return self._identities.get((parent, tuple(self.tokens[request][index * size : (index + 1) * size])))
+        return self._identities.get((parent, block_key(self.tokens[request], index * size, size)))
 
     def _register(self, request: int, full: int) -> None:
         """The request's first `full` blocks are full: each is cached under its identity (once)."""
         known, table, size = self.known.setdefault(request, []), self.tables[request], self.block_size
         for index in range(len(known), full):
             parent = known[-1] if known else None
-            key = (parent, tuple(self.tokens[request][index * size : (index + 1) * size]))
+            key = (parent, block_key(self.tokens[request], index * size, size))
             identity = self._identities.setdefault(key, len(self._identities))
             self.identity.setdefault(table[index], identity)  # (a hit block has its identity already)
             known.append(identity)
