@@ -25,6 +25,7 @@ from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay
+from engine.core.log.events import EventKind
 from engine.lab.engine_settings import ENGINE_SETTINGS
 from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
 from engine.lab.quizzes import questions
@@ -113,7 +114,7 @@ class Run:
         """An estimate of the memory this run holds: columns, token lists, indices and frames."""
         log = self.log
         columns = sum(c.itemsize * len(c) for c in (log.step, log.kind, log.slot, log.request, log.value, log.detail))
-        tokens = sum(len(tokens) for tokens in self.replay.outputs.values()) + sum(len(i.prompt) for i in log.requests)
+        tokens = log.kind.count(EventKind.EMIT) + sum(len(i.prompt) for i in log.requests)
         frames = sum(int(f.memory_usage(index=True).sum()) for f in (self.steps, self.requests))
         narration = sum(len(s) + 60 for sentences in self.frames["narration"].values() for s in sentences)
         return 2 * columns + 60 * tokens + frames + narration + 600 * len(log.requests) + len(self.wire)

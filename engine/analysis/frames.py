@@ -32,6 +32,7 @@ import numpy as np
 
 from ..core.log.events import ABSENT, EventKind
 from ..core.stops import NO_MATCH, stop_matcher
+from .array_sets import unique
 from .colours import colours
 from .kv_frames import kv_section, prefill_records
 from .narration import narrate
@@ -48,8 +49,8 @@ def encode(replay: Replay, captions: dict[int, str] | None = None) -> dict:
     )
     occupancy = _occupancy(replay)
     emits = _emit_runs(steps, kinds, requests)
-    busy = np.unique(steps).tolist()
-    generated = [replay.outputs[info.request_id][len(info.prompt) :] for info in log.requests]
+    busy = unique(steps).tolist()
+    generated = [replay.outputs.generated(info.request_id) for info in log.requests]
     kv = kv_section(log, steps, kinds, requests)
     return {
         "version": 1,

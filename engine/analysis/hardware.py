@@ -20,6 +20,8 @@ Sources:
 - [Llama 2] H. Touvron et al., "Llama 2: Open Foundation and Fine-Tuned Chat Models",
   2023, Table 1 and the released config: Llama-2-7B has 6.74B parameters, 32 layers,
   hidden size 4,096 (so 2 × 4,096 × 32 × 2 bytes = 512 KiB of fp16 KV a token).
+- [H100] NVIDIA H100 Tensor Core GPU datasheet: H100 SXM 80GB: 3.35 TB/s HBM3, 989 TFLOP/s
+  dense bf16 Tensor Core (1,979 with sparsity).
 - [PaLM] A. Chowdhery et al., "PaLM: Scaling Language Modeling with Pathways", 2022,
   Table 3: 46.2% model FLOPs utilisation, the dense-matmul efficiency used for prefill.
 """
@@ -35,7 +37,11 @@ PREFILL_EFFICIENCY = 0.462  # [PaLM]: the share of peak FLOP/s that dense matrix
 
 @dataclass(frozen=True)
 class Hardware:
-    """One model on one GPU, in the units its sources give."""
+    """One model on `gpus` GPUs (tensor parallel), in the units its sources give for one GPU.
+
+    NOTE: `gpus` > 1 splits every step evenly, with no cost for the GPUs' all-reduces (NVLink's):
+    the ideal a real split approaches but does not reach. The trace replays use it for a node of
+    eight, enough to serve a real service's hour (engine/lab/trace_replay.py)."""
 
     name: str
     parameters: float  # model parameters
@@ -45,20 +51,22 @@ class Hardware:
     bandwidth: float  # bytes/s of memory bandwidth
     peak_flops: float  # dense fp16 FLOP/s
     efficiency: float = PREFILL_EFFICIENCY
+    gpus: int = 1  # GPUs the model is split over (tensor parallel, ideal: see the NOTE)
 
     def cost_model(self) -> CostModel:
         """This pairing's price of a step (see the module's formula)."""
+        bandwidth, flops = self.bandwidth * self.gpus, self.peak_flops * self.gpus
         return CostModel(
-            step_s=self.weight_bytes / self.bandwidth,
+            step_s=self.weight_bytes / bandwidth,
             row_s=0.0,  # a row costs what its context costs: see kv_token_s
-            prefill_token_s=2 * self.parameters / (self.peak_flops * self.efficiency),
-            kv_token_s=self.kv_bytes_per_token / self.bandwidth,
+            prefill_token_s=2 * self.parameters / (flops * self.efficiency),
+            kv_token_s=self.kv_bytes_per_token / bandwidth,
             name=self.name,
         )
 
     def kv_pool_blocks(self, block_size: int) -> int:
-        """KV blocks of `block_size` tokens in what the weights leave of the GPU's memory."""
-        return int((self.memory_bytes - self.weight_bytes) // (self.kv_bytes_per_token * block_size))
+        """KV blocks of `block_size` tokens in what the weights leave of the GPUs' memory."""
+        return int((self.memory_bytes * self.gpus - self.weight_bytes) // (self.kv_bytes_per_token * block_size))
 
 
 PRESETS = {
@@ -81,6 +89,25 @@ PRESETS = {
             memory_bytes=80 * 2**30,
             bandwidth=2039e9,
             peak_flops=312e12,
+        ),
+        Hardware(  # the same model on one H100 SXM [Llama 2], [H100]
+            name="llama-2-7b-h100-80gb",
+            parameters=6.74e9,
+            weight_bytes=2 * 6.74e9,
+            kv_bytes_per_token=2 * 4096 * 32 * 2,
+            memory_bytes=80 * 2**30,
+            bandwidth=3.35e12,
+            peak_flops=989e12,
+        ),
+        Hardware(  # ... on a node of eight H100 SXM, tensor parallel [Llama 2], [H100]: the trace replays' server
+            name="llama-2-7b-8xh100-80gb",
+            parameters=6.74e9,
+            weight_bytes=2 * 6.74e9,
+            kv_bytes_per_token=2 * 4096 * 32 * 2,
+            memory_bytes=80 * 2**30,
+            bandwidth=3.35e12,
+            peak_flops=989e12,
+            gpus=8,
         ),
     )
 }

@@ -28,6 +28,7 @@ import pandas as pd
 from ..core.log.event_log import EventLog
 from ..core.log.events import EventKind
 from ..core.request import FinishReason
+from .array_sets import isin, unique
 from .pool_state import pool_use
 from .prefix_hits import cache_hits
 from .wording import duration
@@ -40,6 +41,15 @@ class CostModel:
     prefill_token_s: float = 0.00005  # per prompt token: 2 × 7e9 FLOPs at ~280 TFLOP/s
     kv_token_s: float = 0.0  # per token of context a row sent attends to (the hardware presets' KV read)
     name: str = "default"  # engine/analysis/hardware.py has the presets grounded in hardware
+
+    def busy_seconds(self, rows_sent, context_tokens, prefill_tokens):
+        """A step that sends rows or prefills (numbers or arrays); any other step costs `step_s`, an idle tick."""
+        return (
+            self.step_s
+            + self.row_s * rows_sent
+            + self.kv_token_s * context_tokens
+            + self.prefill_token_s * prefill_tokens
+        )
 
 
 format_seconds = duration  # simulated seconds for people (engine/analysis/wording.py), the name the CLI imports
@@ -80,7 +90,7 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
     each in `end_s`.
     """
     step, kind, request, value, detail = _columns(log)
-    busy = np.unique(step)
+    busy = unique(step)
     row = np.searchsorted(busy, step)  # each event's row
     rows = len(busy)
     prompt_len = prompt_lengths(log)
@@ -115,7 +125,7 @@ def step_metrics(log: EventLog, cost: CostModel = CostModel()) -> pd.DataFrame:
     queue = np.cumsum(joins - count(admits) - count(slotless_evicts)).astype(np.int64)
     duration = np.where(
         (rows_sent > 0) | (prefill > 0),  # a step that only prefills (a chunk) costs its prefill too
-        cost.step_s + cost.row_s * rows_sent + cost.kv_token_s * context + cost.prefill_token_s * prefill,
+        cost.busy_seconds(rows_sent, context, prefill),
         cost.step_s,
     )
     idle_before = np.diff(busy, prepend=0) - np.r_[0, np.ones(max(rows - 1, 0), np.int64)]
@@ -175,7 +185,7 @@ def _kv_use(kind, row, rows, request, value, detail, count) -> tuple[np.ndarray,
     emits, prefills = kind == EventKind.EMIT, kind == EventKind.PREFILL
     key = row * (int(request.max(initial=0)) + 1) + request  # (step, request)
     only_prefilling = prefills.copy()  # (isin over the prefills only: the emits are most of the log)
-    only_prefilling[prefills] = ~np.isin(key[prefills], key[emits])
+    only_prefilling[prefills] = ~isin(key[prefills], key[emits])
     tokens = count(emits, detail[emits] - 1) + count(only_prefilling, detail[only_prefilling])
     return blocks.astype(np.int64), tokens.astype(np.int64)
 

@@ -8,8 +8,8 @@ from bisect import bisect_right
 import numpy as np
 
 from ..core.log.event_log import EventLog
-from ..core.log.pool_replay import PoolReplay
-from .kv_replay import model_calls
+from ..core.log.events import EventKind
+from ..core.log.pool_replay import REFERENCE_KINDS, PoolReplay
 
 
 def pool_after(log: EventLog, step: int) -> PoolReplay:
@@ -25,16 +25,21 @@ def pool_after(log: EventLog, step: int) -> PoolReplay:
 def pool_use(log: EventLog, busy: list[int]) -> tuple[list[int], list[int]]:
     """For each busy step (its number, in order), as its model call saw the pool (every event before the
     call; all of a step without one): the blocks in use, and the block references beyond the first
-    (a block that 3 rows share counts 2), so that per-row token counts can drop what they share."""
-    pool = pool_after(log, -1)
+    (a block that 3 rows share counts 2), so that per-row token counts can drop what they share.
+    Only the events that move references are replayed (a trace's log is mostly emits)."""
+    pool = PoolReplay(log.config.kv_blocks, log.config.block_size, identities=False)
     steps, kinds = np.frombuffer(log.step, np.int32), np.frombuffer(log.kind, np.int8)
-    calls = model_calls(steps, kinds)
-    in_use, shared, index = [], [], 0
-    for step in busy:
-        cut = calls.get(step, log.step_range(step).stop)
-        while index < cut:
-            pool.apply(log, index)
-            index += 1
+    busy_steps = np.asarray(busy, np.int64)
+    calls = np.flatnonzero(kinds == EventKind.MODEL_CALL)
+    at = np.minimum(np.searchsorted(steps[calls], busy_steps), max(len(calls) - 1, 0))
+    has_call = (steps[calls][at] == busy_steps) if len(calls) else np.zeros(len(busy_steps), bool)
+    cuts = np.where(has_call, calls[at] if len(calls) else 0, np.searchsorted(steps, busy_steps, side="right"))
+    moves = np.flatnonzero(np.isin(kinds, [kind.value for kind in REFERENCE_KINDS])).tolist()
+    in_use, shared, j = [], [], 0
+    for cut in cuts.tolist():
+        while j < len(moves) and moves[j] < cut:
+            pool.apply(log, moves[j])
+            j += 1
         in_use.append(pool.num_blocks - pool.num_free)
         shared.append(pool.shared)
     return in_use, shared

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..core.log.event_log import EventLog
 from ..core.log.events import EventKind
+from .array_sets import isin, unique
 
 MAX_POINTS = 400  # windows in `hit_rate_over_time` at most: a chart's points stay bounded
 
@@ -30,7 +31,7 @@ def prefix_lookups(log: EventLog) -> pd.DataFrame:
         return pd.DataFrame({"step": [], "looked_up": [], "cached": []}, dtype=np.int64)
     step, kind, request, admits, looked_up = _admissions(log)
     hits = step[kind == EventKind.PREFIX_HIT]
-    busy = np.unique(step[admits])  # (a hit is logged at its row's admission: always one of these steps)
+    busy = unique(step[admits])  # (a hit is logged at its row's admission: always one of these steps)
     return pd.DataFrame(
         {
             "step": busy,
@@ -72,8 +73,8 @@ def _emitted_before(admits: np.ndarray, kind: np.ndarray, request: np.ndarray) -
     readmitted = np.flatnonzero(np.bincount(request[admits]) > 1)
     if not len(readmitted):
         return out
-    again = np.isin(request[admits], readmitted)
-    emits = np.flatnonzero((kind == EventKind.EMIT) & np.isin(request, readmitted))
+    again = isin(request[admits], readmitted)
+    emits = np.flatnonzero((kind == EventKind.EMIT) & isin(request, readmitted))
     # emits of request r before event i: those keyed (r, index) below (r, i), less those of requests before r
     width = len(kind) + 1
     emit_keys = np.sort(request[emits] * width + emits)

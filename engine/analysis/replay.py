@@ -21,7 +21,9 @@ import numpy as np
 
 from ..core.log.event_log import EventLog
 from ..core.log.events import ABSENT, EventKind
+from .array_sets import unique
 from .kv_replay import KVReplay
+from .outputs import Outputs
 from .prefix_hits import admission_lookups
 from .step_counts import StepCounts
 
@@ -73,7 +75,7 @@ class Replay:
 
     def __init__(self, log: EventLog):
         self.log = log
-        self.outputs = log.outputs()  # request id -> prompt + generated tokens
+        self.outputs = Outputs(log)  # request id -> prompt + generated tokens (made when asked for)
         self.prompt_len = {info.request_id: len(info.prompt) for info in log.requests}
         self._ids = [info.request_id for info in log.requests]
         steps, kinds, slots, requests = _columns(log)
@@ -110,7 +112,9 @@ class Replay:
 
     def prefix(self, request_id: str, generated: int) -> list[int]:
         """The request's prompt plus its first `generated` tokens: a row of the model input."""
-        return self.outputs[request_id][: self.prompt_len[request_id] + generated]
+        return list(self.log.requests[self.log.request_index[request_id]].prompt) + self.outputs.generated(
+            request_id
+        )[:generated]
 
     def occupancies(self) -> list[list[Occupancy]]:
         """Per slot, every stretch a request held it, in admission order."""
@@ -144,7 +148,7 @@ class Replay:
 
     def busy_steps(self) -> np.ndarray:
         """The steps that have events (the others are idle: the engine's clock jumped over them)."""
-        return np.unique(np.frombuffer(self.log.step, dtype=np.int32)) if len(self.log) else np.zeros(0, np.int32)
+        return unique(np.frombuffer(self.log.step, dtype=np.int32)) if len(self.log) else np.zeros(0, np.int32)
 
     def _state(self, step: int) -> StepState:
         log = self.log
@@ -201,7 +205,7 @@ class Replay:
         rid = self._ids[held.request]
         token = None
         if generated and emitted[generated - 1] == step:
-            token = self.outputs[rid][self.prompt_len[rid] + generated - 1]
+            token = self.outputs.token(held.request, generated - 1)
         memory = {}
         if self.kv is not None:
             prefill = self.kv.prefill(held.request, step)
