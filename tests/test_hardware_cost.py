@@ -43,7 +43,21 @@ def test_llama_2_7b_on_an_a100_80gb():
 def test_an_unknown_preset_names_the_ones_there_are():
     with pytest.raises(KeyError, match="unknown cost preset 'a100'; the presets are opt-13b-a100-40gb, llama"):
         preset("a100")
-    assert set(PRESETS) == {"opt-13b-a100-40gb", "llama-2-7b-a100-80gb"}
+    assert set(PRESETS) == {
+        "opt-13b-a100-40gb",
+        "llama-2-7b-a100-80gb",
+        "llama-2-7b-h100-80gb",
+        "llama-2-7b-8xh100-80gb",
+    }
+
+
+def test_eight_gpus_split_each_step_and_pool_their_memory():
+    one, eight = preset("llama-2-7b-h100-80gb"), preset("llama-2-7b-8xh100-80gb")
+    assert one.cost_model().prefill_token_s == pytest.approx(2 * 6.74e9 / (989e12 * 0.462))
+    assert eight.cost_model().step_s == pytest.approx(one.cost_model().step_s / 8)
+    assert eight.cost_model().kv_token_s == pytest.approx(one.cost_model().kv_token_s / 8)
+    assert one.kv_pool_blocks(512) == 269  # (80 GiB − 13.48 GB) / 512 KiB a token / 512
+    assert eight.kv_pool_blocks(512) == 2509  # (8 × 80 GiB − 13.48 GB) / 512 KiB / 512
 
 
 def test_a_step_pays_for_the_context_its_rows_attend_to():

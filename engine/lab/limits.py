@@ -49,6 +49,11 @@ MAX_TRACE_HASH_IDS = MAX_TRACE_INPUT_LENGTH // 512  # hash ids on one row, one p
 MAX_TRACE_HASH_ID = 2**31 - 1  # a hash id's value (the largest shipped: 182,789)
 MAX_TRACE_PROMPT_TOKENS = 150_000_000  # a trace's prompts together (Mooncake's conversation: 144,793,823)
 MIN_TRACE_RATE, MAX_TRACE_RATE = 0.01, 100.0  # a trace's rate factor (arrival times are divided by it)
+# A trace replay (engine/lab/trace_replay.py) has limits of its own, sized for the shipped traces' hours (the
+# largest, Mooncake's conversation: 4.1M generated tokens, about 5M events); its prompts stay compact (block ids)
+MAX_TRACE_GENERATED_TOKENS = 5_000_000  # the answers of one replay together
+MAX_TRACE_STEPS = 6_000_000  # steps that do work in one replay
+MAX_TRACE_EVENTS = 12_000_000  # events in one replay's log (about 300 MB of columns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +117,20 @@ LIMITS = {  # Work field -> (limit, what it counts)
 }
 
 
-def first_excess(work: Work) -> tuple[str, int, int, str] | None:
+TRACE_LIMITS = {  # a trace replay's: its prompts are compact, its runs an hour of a real service
+    **LIMITS,
+    "requests": (MAX_TRACE_REQUESTS, "requests"),
+    "prompt_tokens": (MAX_TRACE_PROMPT_TOKENS, "prompt tokens"),
+    "generated_tokens": (MAX_TRACE_GENERATED_TOKENS, "generated tokens"),
+    "steps": (MAX_TRACE_STEPS, "steps"),
+    "model_rows": (MAX_TRACE_GENERATED_TOKENS, "rows sent to the model"),
+    "events": (MAX_TRACE_EVENTS, "events"),
+}
+
+
+def first_excess(work: Work, limits: dict = LIMITS) -> tuple[str, int, int, str] | None:
     """(Work field, value, limit, what it counts) of the first limit `work` exceeds, or None."""
-    for name, (limit, unit) in LIMITS.items():
+    for name, (limit, unit) in limits.items():
         value = getattr(work, name)
         if value > limit:
             return name, value, limit, unit

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.block_prompt import BlockPrompt
+
 
 @dataclass(frozen=True)
 class RequestSpec:
@@ -19,7 +21,7 @@ class RequestSpec:
     leave its id to the engine and carries its arrival step and cancellation cue."""
 
     request_id: str | None  # None: the engine names it (r0, r1, ...)
-    prompt: list[int]
+    prompt: list[int] | BlockPrompt  # a trace's request: its hash-id blocks (engine/core/block_prompt.py)
     max_tokens: int
     stop_sequences: list[list[int]] | None = None
     arrival_step: int | None = None
@@ -29,3 +31,4 @@ class RequestSpec:
     answer_len: int | None = None  # the answer's length: the model's stop token is generated token number answer_len
     answer_id_at: int = 0  # where the answer model's 2-token id sits in the prompt: after a system prompt, its length
     priority: int = 0  # admission order among arrived requests: lower first (vLLM's priority scheduling)
+    arrival_ms: int | None = None  # a trace's request: its arrival time (engine/lab/trace_replay.py finds its step)

@@ -33,6 +33,7 @@ from .scenario_types import EngineConfig, ModelConfig, ReplicaConfig, RequestSpe
 from .scenario_work import check_work
 from .shared_cache import shared_cache
 from .toml_reader import ScenarioError, Table
+from .trace_workload import TraceWorkload, parse_trace
 from .workload_table import parse_workload
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
@@ -77,11 +78,14 @@ def load_scenario(path: str | Path) -> Scenario:
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
     source = f"scenarios/{path.name}" if path.resolve().parent == SCENARIO_DIR else str(path)  # built-ins: short
-    return parse_scenario(text, source, name=path.stem)
+    return parse_scenario(text, source, name=path.stem, folder=path.resolve().parent)
 
 
-def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario") -> Scenario:
-    """Check every field, then the run's worst case against the limits (engine/lab/limits.py)."""
+def parse_scenario(
+    text: str, source: str = "<scenario>", name: str = "scenario", folder: Path | None = None
+) -> Scenario:
+    """Check every field, then the run's worst case against the limits (engine/lab/limits.py). `folder`: where
+    the scenario's file is, for a trace file it names (None: pasted or uploaded text names no file)."""
     if len(text) > MAX_FILE_BYTES:
         raise ScenarioError(f"{source}: the text is larger than the limit of {MAX_FILE_BYTES / 2**20:g} MB")
     try:
@@ -98,13 +102,14 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
     vocabulary = _int_keyed(top, "vocabulary", lambda t, k: t.str(k))
     captions = _int_keyed(top, "captions", lambda t, k: t.str(k))
     explicit = [_request(t, model) for t in top.tables("requests", MAX_REQUESTS)] if top.has("requests") else None
-    workload = parse_workload(top.table("workload")) if top.has("workload") else None
+    trace = _trace(top.table("workload"), folder) if top.has("workload") and _has_trace(top) else None
+    workload = parse_workload(top.table("workload")) if top.has("workload") and trace is None else None
     quizzes = parse_quizzes(top, {r.request_id for r in explicit or []}, _unnamed(explicit, workload))
     real_servers = parse_callouts(top)
     sweep = _sweep(top.table("sweep")) if top.has("sweep") else None
     replicas = _replicas(top.table("replicas")) if top.has("replicas") else None
     top.check_no_unknown_keys()
-    if (explicit is None) == (workload is None):
+    if (explicit is None) == (workload is None and trace is None):
         raise top.fail("requests", "give either [[requests]] or a [workload] table, not both or neither")
     if explicit is not None and not explicit:
         raise top.fail("requests", "must list at least one request")
@@ -128,9 +133,23 @@ def parse_scenario(text: str, source: str = "<scenario>", name: str = "scenario"
         reveal=reveal,
         sweep=sweep,
         replicas=replicas,
+        trace=trace,
     )
     check_work(scenario)
     return scenario
+
+
+def _has_trace(top: Table) -> bool:
+    workload = top.data["workload"]
+    return isinstance(workload, dict) and "trace" in workload
+
+
+def _trace(t: Table, folder: Path | None) -> TraceWorkload:
+    """`[workload.trace]`, alone in its `[workload]` (a trace gives the requests; nothing is generated)."""
+    others = sorted(set(t.data) - {"trace"})
+    if others:
+        raise t.fail(others[0], "cannot go with [workload.trace]: the trace gives every request")
+    return parse_trace(t.table("trace", required=True), folder)
 
 
 def _engine(t: Table) -> EngineConfig:

@@ -14,6 +14,7 @@ from .conversation import Chat, SystemPrompt
 from .quizzes import Quiz
 from .real_servers import Callout
 from .request_spec import RequestSpec
+from .trace_workload import TraceWorkload, trace_requests
 from .workload import generated_workload
 
 
@@ -77,11 +78,14 @@ class Scenario:
     sweep: tuple[int, ...] | None = None  # [sweep] batch_sizes: the batch sizes engine/lab/sweep.py compares
     replicas: ReplicaConfig | None = None  # [replicas]: engine/lab/replicas.py's router and autoscaler
     reveal: str = ""  # what happened in the run, shown once its predictions are checked (its outcomes, its numbers)
+    trace: TraceWorkload | None = None  # [workload.trace]: a published trace's requests (engine/lab/trace_workload.py)
 
     @cached_property
     def requests(self) -> list[RequestSpec]:
         if self.explicit_requests is not None:
             return list(self.explicit_requests)
+        if self.trace is not None:
+            return trace_requests(self.trace, self.model.vocab_size)
         w = self.workload
         return generated_workload(
             w.count,

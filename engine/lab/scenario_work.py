@@ -14,9 +14,10 @@ from dataclasses import replace
 
 from .answer_model import answer_ids
 from .conversation import longest_prompts
-from .limits import MAX_REQUESTS, Work, first_excess, worst_case
+from .limits import LIMITS, MAX_REQUESTS, TRACE_LIMITS, Work, first_excess, worst_case
 from .scenario_types import Scenario
 from .toml_reader import ScenarioError
+from .trace_workload import trace_of
 from .workload import WorkloadTooLarge, workload_shape
 
 
@@ -24,9 +25,11 @@ def check_work(scenario: Scenario) -> Work:
     """The scenario's worst case; raises ScenarioError (one line) if it is over a limit."""
     if scenario.explicit_requests is not None:
         work, blame = _explicit(scenario)
+    elif scenario.trace is not None:
+        work, blame = _trace(scenario)
     else:
         work, blame = _generated(scenario)
-    excess = first_excess(work)
+    excess = first_excess(work, TRACE_LIMITS if scenario.trace is not None else LIMITS)
     if excess is not None:
         name, value, limit, unit = excess
         field, given, effect = blame(name, value)
@@ -154,6 +157,26 @@ def _generated(scenario: Scenario):
             return "engine.padded", f"true with batch_size {scenario.engine.batch_size}", _effect(name, value)
         given = f"{len(lengths):,} requests × up to {params[param]:,} tokens"
         return f"workload.output.{param}", given, _effect(name, value)
+
+    return work, blame
+
+
+def _trace(scenario: Scenario):
+    """A trace replay's work, from the trace's own lengths (no request is built); it needs a KV pool (its clock
+    reads the `prefill` events: engine/analysis/step_clock.py) and a ragged batch."""
+    engine, config = scenario.engine, scenario.trace
+    if engine.kv_blocks is None or engine.padded:
+        problem = "needs a KV pool, [engine.kv] blocks" if engine.kv_blocks is None else "cannot be padded"
+        raise ScenarioError(f"{scenario.source}: workload.trace: a trace replay {problem}")
+    table = trace_of(config)
+    prompts, budgets = table.input_length.tolist(), table.output_length.tolist()
+    longest = max(range(len(prompts)), key=lambda i: prompts[i] + budgets[i])
+    _check_fits(scenario, f"workload.trace: {config.label} row {longest}", prompts[longest] + budgets[longest])
+    work = _engine_work(scenario, budgets, [0] * len(budgets), table.prompt_tokens, prompts)
+
+    def blame(name: str, value: int) -> tuple[str, str, str]:
+        given = f"{len(prompts):,} requests, {table.prompt_tokens:,} prompt and {sum(budgets):,} answer tokens"
+        return "workload.trace", given, _effect(name, value)
 
     return work, blame
 

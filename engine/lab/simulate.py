@@ -19,6 +19,7 @@ from .limits import MAX_EVENTS, MAX_STEPS
 from .scenario import ModelConfig, Scenario
 from .scenario_work import check_work
 from .toml_reader import ScenarioError
+from .trace_replay import replay_trace
 
 PROGRESS_EVERY = 2_000  # steps between progress reports
 
@@ -72,9 +73,12 @@ def simulate(
     """Run to the end; `progress(step, requests_done)` is called every few thousand steps.
     `engine_class` may be a variant of the engine (a zoo bug, `engine/practice/zoo.py`).
 
-    The run's worst case is checked against the limits first (ScenarioError if over one).
+    The run's worst case is checked against the limits first (ScenarioError if over one). A trace's requests
+    join as their times come (engine/lab/trace_replay.py).
     """
     check_work(scenario)
+    if scenario.trace is not None:
+        return replay_trace(scenario, progress, engine_class)
     engine = engine_class.from_config(build_model(scenario), scenario.engine)
     cancels: dict[int, list[str]] = {}
     steps = 0

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.block_prompt import SPAN
 from ..core.validation import wrong_value
 from .limits import MAX_TRACE_RATE, MAX_TRACE_TIME_MS, MIN_TRACE_RATE
 
-BLOCK_TOKENS = 512  # prompt tokens per hash id (Mooncake's block size)
+BLOCK_TOKENS = SPAN  # prompt tokens per hash id (Mooncake's block size: 512, the engine's longest named block)
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,27 +23,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.block_prompt import BlockPrompt, named_tokens
 from .limits import MAX_TRACE_HASH_ID, MAX_TRACE_HASH_IDS
 from .trace_table import BLOCK_TOKENS, TraceTable
 
 STOP_TOKEN = 0  # the trace scenarios' stop token; no prompt token equals it
 TRACE_VOCAB_SIZE = 1000  # the default vocabulary, SimulatedLLM's (engine/core/models.py)
 PRIVATE_BLOCK = MAX_TRACE_HASH_ID + 1  # private block ids start above every hash id
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser over a uint64 array (wrapping arithmetic), as models._mix does for one int."""
-    x = x + GOLDEN
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
 
 
 def _tokens(keys: np.ndarray, vocab_size: int) -> np.ndarray:
     if type(vocab_size) is not int or vocab_size < 2:
         raise ValueError(f"vocab_size: must be an integer >= 2, got {vocab_size!r}")
-    return (np.uint64(1) + _splitmix64(keys) % np.uint64(vocab_size - 1)).astype(np.int64)
+    return named_tokens(keys, vocab_size)
 
 
 def block_tokens(block_id: int, length: int = BLOCK_TOKENS, vocab_size: int = TRACE_VOCAB_SIZE) -> np.ndarray:
@@ -89,3 +81,14 @@ def prompt_tokens(table: TraceTable, i: int, vocab_size: int = TRACE_VOCAB_SIZE)
     position = np.arange(int(table.input_length[i]), dtype=np.uint64)
     block = position // np.uint64(BLOCK_TOKENS)
     return _tokens(ids[block] * np.uint64(BLOCK_TOKENS) + position % np.uint64(BLOCK_TOKENS), vocab_size)
+
+
+def trace_prompts(table: TraceTable, vocab_size: int = TRACE_VOCAB_SIZE) -> list[BlockPrompt]:
+    """Every request's prompt as a `BlockPrompt` (engine/core/block_prompt.py): its blocks' ids and lengths, no
+    tokens; the engine's prefix cache names a trace block by its id, so equal hash ids are found as hits."""
+    offsets, ids, lengths = prompt_blocks(table)
+    bounds = offsets.tolist()
+    return [
+        BlockPrompt.from_arrays(ids[start:stop], lengths[start:stop], vocab_size)
+        for start, stop in zip(bounds, bounds[1:])
+    ]
