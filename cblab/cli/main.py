@@ -17,6 +17,7 @@ one line on stderr with exit status 2.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -26,7 +27,7 @@ from engine.analysis.replay import Replay
 from engine.lab.course import load_course
 from engine.lab.limits import MAX_LENGTH, MAX_REQUESTS
 from engine.lab.quizzes import questions
-from engine.lab.scenario import Scenario
+from engine.lab.scenario import Scenario, load_scenario, trace_scenarios
 from engine.lab.simulate import simulate
 from engine.lab.toml_reader import ScenarioError
 from engine.practice.checker.sandbox import DEFAULT_TIMEOUT, MAX_TIMEOUT
@@ -48,6 +49,7 @@ from .options import (
     timeout,
 )
 from .serve import add_serve_parser, serve_command
+from .trace_commands import add_cache_curve_parser, cache_curve_command
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -75,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--narrate", action="store_true", help="print the narration of every step")
     run.add_argument("--jsonl", metavar="OUT", help="write the event log as JSON Lines")
     run.add_argument("--csv", metavar="OUT", help="write per-request metrics as CSV")
+    run.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     compare_cmd = commands.add_parser("compare", help="run one workload under all four configurations")
     compare_cmd.add_argument("scenario", help="scenario file or built-in name")
     compare_cmd.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -116,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--jsonl", metavar="OUT", help="write the first failing run's event log")
     check_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     add_serve_parser(commands)
+    add_cache_curve_parser(commands)
     for sub in (run, compare_cmd):
         engine_options(sub, batching_mode=False)
         cost_options(sub)
@@ -130,27 +134,34 @@ def run_command(args: argparse.Namespace) -> int:
     log = simulate(scenario, progress=progress(scenario.name))
     seconds = time.perf_counter() - start
     log.vocabulary = dict(scenario.vocabulary)  # in the header of --jsonl, so a replay keeps the words
-    replay = Replay(log)
-    questions(scenario, replay)  # a file's predictions must fit its run (else ScenarioError: exit 2)
+    replay = Replay(log) if scenario.quizzes or args.narrate else None  # (a trace's replay is a minute's work)
+    if replay is not None:
+        questions(scenario, replay)  # a file's predictions must fit its run (else ScenarioError: exit 2)
     engine = scenario.engine
-    rows = [
-        ("scenario", f"{scenario.name}: {scenario.title}"),
-        ("mode", f"{engine.batching}, {'padded' if engine.padded else 'ragged'}, batch_size {engine.batch_size}"),
-    ]
-    rows += [(label(name), formatted(name, value)) for name, value in summary(log, cost).items()]
-    rows += [("engine wall time", f"{seconds:.3f} s")]
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    figures = summary(log, cost)
+    if args.json:
+        mode = {"batching": engine.batching, "padded": engine.padded, "batch_size": engine.batch_size}
+        print(json.dumps({"scenario": scenario.name, **mode, **figures, "engine_wall_s": seconds}, indent=2))
+    else:
+        rows = [
+            ("scenario", f"{scenario.name}: {scenario.title}"),
+            ("mode", f"{engine.batching}, {'padded' if engine.padded else 'ragged'}, batch_size {engine.batch_size}"),
+        ]
+        rows += [(label(name), formatted(name, value)) for name, value in figures.items()]
+        rows += [("engine wall time", f"{seconds:.3f} s")]
+        width = max(len(name) for name, _ in rows)
+        for name, value in rows:
+            print(f"{name:<{width}}  {value}")
     if args.narrate:
         _print_narration(scenario, replay)
+    width, out = (0, sys.stderr) if args.json else (width, sys.stdout)  # (--json: standard output is the JSON)
     if args.jsonl:
-        with open(args.jsonl, "w", encoding="utf-8") as out:
-            out.write(log.to_jsonl())
-        print(f"{'event log':<{width}}  {args.jsonl}")
+        with open(args.jsonl, "w", encoding="utf-8") as file:
+            file.write(log.to_jsonl())
+        print(f"{'event log':<{width}}  {args.jsonl}", file=out)
     if args.csv:
         request_metrics(log, cost).to_csv(args.csv)
-        print(f"{'request metrics':<{width}}  {args.csv}")
+        print(f"{'request metrics':<{width}}  {args.csv}", file=out)
     return 0
 
 
@@ -180,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "list":
             for lesson in load_course().lessons:  # in course order
                 print(f"{lesson.name:<30} {lesson.number:>5}  {lesson.title}")
+            for path in trace_scenarios():  # whole-trace replays, not lessons
+                print(f"{path.stem:<30} {'trace':>5}  {load_scenario(path).title}")
             return 0
         if args.command == "check":
             from engine.practice.checker.command import main as check_main
@@ -187,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             return check_main(args)
         commands = {
             "run": run_command,
+            "cache-curve": cache_curve_command,
             "compare": compare_command,
             "sweep": sweep_command,
             "replicas": replicas_command,

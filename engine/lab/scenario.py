@@ -37,23 +37,31 @@ from .trace_workload import TraceWorkload, parse_trace
 from .workload_table import parse_workload
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+TRACE_DIR = SCENARIO_DIR / "traces"  # whole-trace replays (`trace-*`): reference runs for the CLI, not lessons
 COURSE_FILE = "course.toml"  # the course's order of the scenarios (engine/lab/course.py), not a scenario
 INT_KEY = re.compile(r"-?[0-9]{1,19}")  # a [vocabulary] or [captions] key: an int64 written in quotes
 
 
 def list_scenarios(directory: Path = SCENARIO_DIR) -> list[Path]:
+    """The course's scenarios (each one a lesson)."""
     return sorted(path for path in directory.glob("*.toml") if path.name != COURSE_FILE)
+
+
+def trace_scenarios() -> list[Path]:
+    """The whole-trace replays: built-in scenarios that are not lessons (an hour of a real service each)."""
+    return sorted(TRACE_DIR.glob("*.toml"))
 
 
 def resolve_scenario(name_or_path: str | Path) -> Scenario:
     """Load a scenario by path, or by the name of a built-in one (`part2-slot-refill`)."""
     path = Path(name_or_path)
     if not path.exists():
-        builtin = SCENARIO_DIR / f"{path.name.removesuffix('.toml')}.toml"
-        if path.parent == Path(".") and builtin.exists():
+        stem = path.name.removesuffix(".toml")
+        builtin = next((d / f"{stem}.toml" for d in (SCENARIO_DIR, TRACE_DIR) if (d / f"{stem}.toml").exists()), None)
+        if path.parent == Path(".") and builtin is not None:
             path = builtin
         else:
-            names = ", ".join(p.stem for p in list_scenarios())
+            names = ", ".join(p.stem for p in [*list_scenarios(), *trace_scenarios()])
             raise ScenarioError(f"{name_or_path}: no such scenario file (built-in scenarios: {names})")
     if path.resolve().parent == SCENARIO_DIR:  # the app asks on every rerun: each version of a file is read once
         stat = path.stat()
@@ -77,8 +85,10 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(f"{path}: cannot read the file ({reason})") from None
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    source = f"scenarios/{path.name}" if path.resolve().parent == SCENARIO_DIR else str(path)  # built-ins: short
-    return parse_scenario(text, source, name=path.stem, folder=path.resolve().parent)
+    folder = path.resolve().parent
+    builtin = folder in (SCENARIO_DIR, TRACE_DIR)
+    source = f"{folder.relative_to(SCENARIO_DIR.parent)}/{path.name}" if builtin else str(path)  # built-ins: short
+    return parse_scenario(text, source, name=path.stem, folder=folder)
 
 
 def parse_scenario(
