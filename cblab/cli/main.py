@@ -49,7 +49,7 @@ from .options import (
     timeout,
 )
 from .serve import add_serve_parser, serve_command
-from .trace_commands import add_cache_curve_parser, cache_curve_command
+from .trace_commands import add_cache_curve_parser, add_splitwise_parser, cache_curve_command, splitwise_command
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     add_serve_parser(commands)
     add_cache_curve_parser(commands)
+    add_splitwise_parser(commands)
     for sub in (run, compare_cmd):
         engine_options(sub, batching_mode=False)
         cost_options(sub)
@@ -201,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         commands = {
             "run": run_command,
             "cache-curve": cache_curve_command,
+            "splitwise": splitwise_command,
             "compare": compare_command,
             "sweep": sweep_command,
             "replicas": replicas_command,

@@ -1,7 +1,11 @@
-"""`python -m engine cache-curve TRACE`: Mooncake's Figure 9 from the engine, beside the trace's own figure.
+"""The papers' figures from the engine, on the published traces:
+
+    python -m engine cache-curve TRACE [--capacities 1e6,3e6,1e7,5e7,inf] [--json]   # Mooncake's Figure 9
+    python -m engine splitwise [--json]                                              # Splitwise's Azure traces
 
 TRACE is a built-in trace (`mooncake-conversation`: the scenario `trace-mooncake-conversation` gives the
-deployment) or a trace scenario, by name or path, with prefix caching on (engine/lab/cache_curve.py).
+deployment) or a trace scenario, by name or path, with prefix caching on (engine/lab/cache_curve.py);
+`splitwise` replays both Azure traces with continuous and static batching (engine/lab/splitwise.py).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import sys
 
 from engine.lab.cache_curve import CAPACITIES, cache_curve
 from engine.lab.scenario import resolve_scenario
+from engine.lab.splitwise import splitwise_table
 from engine.lab.trace_file import BUILTIN_TRACES
 
 MAX_CAPACITIES = 8  # replays one command may ask for (each replays the whole trace)
@@ -40,6 +45,31 @@ def add_cache_curve_parser(commands) -> None:
         help="cache capacities in tokens, comma-separated (default 1e6,3e6,1e7,5e7,inf)",
     )
     curve.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+
+
+def add_splitwise_parser(commands) -> None:
+    table = commands.add_parser("splitwise", help="the Azure traces' lengths, latencies and prefill share (Splitwise)")
+    table.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+
+
+def splitwise_command(args: argparse.Namespace) -> int:
+    rows = splitwise_table(lambda what: print(f"replaying {what}", file=sys.stderr, flush=True))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for row in rows[:: len(rows) // 2]:
+        prompt, output = row["prompt"], row["output"]
+        print(
+            f"{row['trace']}: prompt median {prompt['median']:,} (paper {row['paper_median_prompt']:,}), "
+            f"p90 {prompt['p90']:,}, p99 {prompt['p99']:,}; output median {output['median']:,} "
+            f"(paper {row['paper_median_output']:,}), p90 {output['p90']:,}, p99 {output['p99']:,}"
+        )
+    print(f"\n{'trace':<19} {'batching':<11} {'TTFT p50':>9} {'p99':>9} {'TBT p50':>9} {'p99':>9} {'prefill':>8}")
+    for row in rows:
+        times = [f"{row[key]:>9.3f}" for key in ("ttft_p50_s", "ttft_p99_s", "tbt_p50_s", "tbt_p99_s")]
+        print(f"{row['trace']:<19} {row['batching']:<11} {' '.join(times)} {row['prefill_share']:>8.0%}")
+    print("(seconds of the cost model; prefill: its share of the busy time)")
+    return 0
 
 
 def cache_curve_command(args: argparse.Namespace) -> int:
