@@ -23,7 +23,10 @@
 10. the same 100,000 requests beside `engine/practice/plain_loop.py`, the loop engine a candidate
    writes, both delivering callbacks, from the first submission to the end of `run()`: the median
    of paired ratios (target 1.5), and what a request costs the engine in each phase
-   (`benchmarks/engine_100k.py`; CPU time, as the machine is shared).
+   (`benchmarks/engine_100k.py`; CPU time, as the machine is shared);
+11. the whole-trace replay: all of Mooncake's conversation trace (12,031 requests, 145M prompt
+   tokens) through `python -m engine run --json`, its wall time and peak memory
+   (`benchmarks/trace_replay.py`; targets 120 s and 3 GB).
 
 The ns/token of 1, 2 and 5 are measured in turn, each after a floor run of its own (floor,
 engine, floor, paged, ...; 31 rounds, 15 with --quick): the ns/token are the best of each,
@@ -47,7 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import engine_100k  # noqa: E402
+from benchmarks import engine_100k, trace_replay  # noqa: E402
 from benchmarks.naive_engine import NaiveEngine  # noqa: E402
 from engine import BatchInferenceEngine  # noqa: E402
 
@@ -341,6 +344,7 @@ def main() -> None:
         "cancel_40k_s": cancel_seconds(),
         "rows_100k": hundred_thousand_rows(2 if args.quick else 3),
         "engine_100k": beside,
+        "trace_replay": trace_replay.replay(),
     }
     if args.json:
         print(json.dumps(results, indent=2))
@@ -390,6 +394,7 @@ def main() -> None:
         f"{rows['metrics_s']:.2f} s ({rows['events']:,} events)"
     )
     print(engine_100k.report(beside, beside["cost_per_request_us"]))
+    print(trace_replay.report(results["trace_replay"]))
 
 
 if __name__ == "__main__":
