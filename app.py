@@ -16,7 +16,7 @@ from cblab.ui.course import render_scores
 from cblab.ui.layout import render_header, render_tabs
 from cblab.ui.lesson_view import render_lesson
 from cblab.ui.page import render_page
-from cblab.ui.runs import Overrides, UserError, load
+from cblab.ui.runs import Overrides, UserError, is_event_log, load
 
 LESSON_HELP = "A link opens a lesson by name or number: ?lesson=part2-slot-refill or ?lesson=1.2."
 
@@ -27,15 +27,15 @@ switches, presentation = header.switches, header.presentation
 
 with st.sidebar:
     name, upload, scenario = scenario_ui()
-    replaying = upload is not None and upload.name.endswith(".jsonl")  # an event log: replayed as recorded
+    replaying = is_event_log(upload)  # an event log: replayed as recorded
     overrides = Overrides() if replaying else settings_ui(scenario, switches)
     if replaying or upload is None and name == UPLOAD:
         url.save({"scenario": name})
     render_scores()
 if name == UPLOAD and upload is None:
     st.info(
-        "Choose a scenario TOML or an event-log JSONL in the sidebar (up to 5 MB). Nothing you upload is run "
-        "as code: scenarios are data, and an event log is only replayed."
+        "Choose a scenario TOML, an event-log JSONL or a request trace in the sidebar (up to 5 MB). Nothing you "
+        "upload is run as code: scenarios and traces are data, and an event log is only replayed."
     )
     render_page()
     st.stop()

@@ -73,12 +73,15 @@ def scenario_ui() -> tuple[str, object | None, Scenario | None]:
         [*names, UPLOAD],
         key="scenario",
         on_change=reset_to_own_settings,
-        format_func=lambda n: "Upload a file (.toml or .jsonl)…" if n == UPLOAD else lesson_label(n),
+        format_func=lambda n: "Upload a file (scenario, event log or trace)…" if n == UPLOAD else lesson_label(n),
     )
     if name != UPLOAD:
         return name, None, resolve_scenario(name)
     upload = st.file_uploader(
-        "Scenario TOML or event-log JSONL", type=["toml", "jsonl"], key="upload", on_change=reset_to_own_settings
+        "Scenario TOML, event-log JSONL, or a request trace (Mooncake's JSONL, Azure's CSV; .xz or .gz too)",
+        type=["toml", "jsonl", "csv", "xz", "gz"],
+        key="upload",
+        on_change=reset_to_own_settings,
     )
     return name, upload, uploaded_scenario(upload)
 

@@ -25,12 +25,15 @@ from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay
+from engine.core.log.events import FORMAT as EVENT_LOG_FORMAT
 from engine.core.log.events import EventKind
 from engine.lab.engine_settings import ENGINE_SETTINGS
 from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
 from engine.lab.quizzes import questions
 from engine.lab.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
+from engine.lab.shared_cache import shared_cache
 from engine.lab.simulate import simulate
+from engine.lab.trace_upload import TRACE_SUFFIXES, uploaded_trace
 
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES  # uploads above this are refused with a message
 RUNS = SizedCache(max_bytes=768 * 2**20, long_lived=True)  # every session's runs together
@@ -236,28 +239,73 @@ def log_run(jsonl_text: str, digest: str) -> Run:
     return RUNS.get(("log", digest), make, Run.nbytes)
 
 
-def uploaded_text(upload) -> tuple[str, str]:
-    """The text and a digest of an uploaded file; UserError if too big or not UTF-8."""
+def uploaded_bytes(upload) -> bytes:
+    """An uploaded file's bytes; UserError if too big."""
     data = upload.getvalue()
     if len(data) > MAX_UPLOAD_BYTES:
         raise UserError(
             f"{upload.name}: the file is {len(data) / 1e6:.1f} MB; the limit is {MAX_UPLOAD_BYTES / 1e6:.0f} MB"
         )
+    return data
+
+
+def uploaded_text(upload) -> tuple[str, str]:
+    """The text and a digest of an uploaded file; UserError if too big or not UTF-8."""
+    data = uploaded_bytes(upload)
     try:
         return data.decode("utf-8"), hashlib.sha256(data).hexdigest()
     except UnicodeDecodeError:
         raise UserError(f"{upload.name}: not a UTF-8 text file") from None
 
 
+def is_event_log(upload) -> bool:
+    """An uploaded event log (replayed as recorded): a .jsonl file whose first line is the log's header. Any
+    other .jsonl is a trace (Mooncake's)."""
+    if upload is None or not upload.name.endswith(".jsonl"):
+        return False
+    return EVENT_LOG_FORMAT.encode() in upload.getvalue()[:400].split(b"\n", 1)[0]
+
+
+def is_trace(upload) -> bool:
+    """An uploaded request trace: Mooncake's JSONL, Azure's CSV, either compressed (engine/lab/trace_upload.py)."""
+    return upload is not None and upload.name.endswith(TRACE_SUFFIXES) and not is_event_log(upload)
+
+
 def uploaded_scenario(upload) -> Scenario | None:
-    """The uploaded scenario as written (None for a log, or a file that does not parse: `load` reports why)."""
-    if upload is None or not upload.name.endswith(".toml"):
+    """The uploaded scenario as written, or a trace's (None for a log, or a file that does not parse: `load`
+    reports why)."""
+    if upload is None or not (upload.name.endswith(".toml") or is_trace(upload)):
         return None
     try:
+        if is_trace(upload):
+            return trace_scenario(upload)
         text, _ = uploaded_text(upload)
         return parse_scenario(text, upload.name)
     except Exception:  # whatever it is, `load` reports it as a message
         return None
+
+
+def trace_scenario(upload) -> Scenario:
+    """An uploaded trace's scenario, read and checked once per file (its digest) for the whole class."""
+    data = uploaded_bytes(upload)
+    return _trace_scenario(upload.name, hashlib.sha256(data).hexdigest(), data)
+
+
+@shared_cache(maxsize=16)
+def _trace_scenario(filename: str, digest: str, data: bytes) -> Scenario:
+    return uploaded_trace(data, filename)
+
+
+def trace_run(upload, overrides: Overrides) -> Run:
+    """An uploaded trace replayed through the engine, within the app's limits."""
+    scenario = apply_overrides(trace_scenario(upload), overrides)
+
+    def make() -> Run:
+        with st.spinner(f"Replaying {upload.name}…"):
+            return _run(simulate(scenario), scenario, digest[:16])
+
+    digest = scenario_digest(scenario)
+    return RUNS.get(("trace", digest), make, Run.nbytes)
 
 
 def load(name: str, upload, overrides: Overrides) -> Run:
@@ -265,6 +313,8 @@ def load(name: str, upload, overrides: Overrides) -> Run:
     try:
         if upload is None:
             return scenario_run(name, None, overrides)
+        if is_trace(upload):
+            return trace_run(upload, overrides)
         text, digest = uploaded_text(upload)
         if upload.name.endswith(".jsonl"):
             return log_run(text, digest)

@@ -128,6 +128,10 @@ TRACE_LIMITS = {  # a trace replay's: its prompts are compact, its runs an hour 
 }
 
 
+UPLOADED_TRACE_LIMITS = {**LIMITS, "prompt_tokens": (MAX_TRACE_PROMPT_TOKENS, "prompt tokens")}  # an app upload's:
+# its prompts are compact (block ids), the rest of its run is any scenario's
+
+
 def first_excess(work: Work, limits: dict = LIMITS) -> tuple[str, int, int, str] | None:
     """(Work field, value, limit, what it counts) of the first limit `work` exceeds, or None."""
     for name, (limit, unit) in limits.items():

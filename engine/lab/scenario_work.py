@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from .answer_model import answer_ids
 from .conversation import longest_prompts
-from .limits import LIMITS, MAX_REQUESTS, TRACE_LIMITS, Work, first_excess, worst_case
+from .limits import LIMITS, MAX_REQUESTS, TRACE_LIMITS, UPLOADED_TRACE_LIMITS, Work, first_excess, worst_case
 from .scenario_types import Scenario
 from .toml_reader import ScenarioError
 from .trace_workload import trace_of
@@ -29,12 +29,19 @@ def check_work(scenario: Scenario) -> Work:
         work, blame = _trace(scenario)
     else:
         work, blame = _generated(scenario)
-    excess = first_excess(work, TRACE_LIMITS if scenario.trace is not None else LIMITS)
+    excess = first_excess(work, _limits(scenario))
     if excess is not None:
         name, value, limit, unit = excess
         field, given, effect = blame(name, value)
         raise ScenarioError(f"{scenario.source}: {field}: {given} {effect}; the limit is {limit:,} {unit} per run")
     return work
+
+
+def _limits(scenario: Scenario) -> dict:
+    """A whole-trace replay has limits of its own; an uploaded trace runs within the app's (but its prompts)."""
+    if scenario.trace is None:
+        return LIMITS
+    return UPLOADED_TRACE_LIMITS if scenario.trace.uploaded else TRACE_LIMITS
 
 
 def _engine_work(scenario: Scenario, budgets, arrivals, prompt_tokens: int, prompt_lens: list[int]) -> Work:

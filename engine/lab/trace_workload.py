@@ -21,7 +21,7 @@ app names no server path; the app takes the trace file itself as an upload.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.models import SimulatedLLM
@@ -39,11 +39,12 @@ class TraceWorkload:
     """Which trace, and which part of it (trace_table.select's options)."""
 
     name: str | None = None  # a built-in trace
-    file: str | None = None  # a user's trace file (an absolute path, resolved beside its scenario)
+    file: str | None = None  # a user's trace file (an absolute path, resolved beside its scenario; an upload's name)
     start_ms: int | None = None
     end_ms: int | None = None
     first: int | None = None
     rate: float = 1.0
+    data: bytes | None = field(default=None, repr=False)  # an uploaded trace's bytes (then `file` is only its name)
 
     @property
     def label(self) -> str:
@@ -52,6 +53,11 @@ class TraceWorkload:
     @property
     def builtin(self) -> bool:
         return self.name is not None
+
+    @property
+    def uploaded(self) -> bool:
+        """Uploaded into the app: it runs within the app's limits, not a trace replay's (docs/limits.md)."""
+        return self.data is not None
 
 
 def parse_trace(t: Table, folder: Path | None) -> TraceWorkload:
@@ -88,6 +94,8 @@ def trace_of(config: TraceWorkload) -> TraceTable:
     options = {"start_ms": config.start_ms, "end_ms": config.end_ms, "first": config.first, "rate": config.rate}
     if config.builtin:
         return _builtin(config.name, config.start_ms, config.end_ms, config.first, config.rate)
+    if config.uploaded:
+        return read_trace(config.data, Path(config.file).name, **options)
     try:
         data = Path(config.file).read_bytes()
     except OSError as exc:
