@@ -69,6 +69,9 @@ class Hardware:
         return int((self.memory_bytes * self.gpus - self.weight_bytes) // (self.kv_bytes_per_token * block_size))
 
 
+LLAMA_2_7B = {"parameters": 6.74e9, "weight_bytes": 2 * 6.74e9, "kv_bytes_per_token": 2 * 4096 * 32 * 2}  # [Llama 2]
+H100 = {"memory_bytes": 80 * 2**30, "bandwidth": 3.35e12, "peak_flops": 989e12}  # H100 SXM [H100]
+
 PRESETS = {
     hardware.name: hardware
     for hardware in (
@@ -82,33 +85,10 @@ PRESETS = {
             peak_flops=312e12,
         ),
         Hardware(  # a current pairing: Llama-2-7B on one A100-80GB SXM [Llama 2], [A100]
-            name="llama-2-7b-a100-80gb",
-            parameters=6.74e9,
-            weight_bytes=2 * 6.74e9,
-            kv_bytes_per_token=2 * 4096 * 32 * 2,
-            memory_bytes=80 * 2**30,
-            bandwidth=2039e9,
-            peak_flops=312e12,
+            name="llama-2-7b-a100-80gb", **LLAMA_2_7B, memory_bytes=80 * 2**30, bandwidth=2039e9, peak_flops=312e12
         ),
-        Hardware(  # the same model on one H100 SXM [Llama 2], [H100]
-            name="llama-2-7b-h100-80gb",
-            parameters=6.74e9,
-            weight_bytes=2 * 6.74e9,
-            kv_bytes_per_token=2 * 4096 * 32 * 2,
-            memory_bytes=80 * 2**30,
-            bandwidth=3.35e12,
-            peak_flops=989e12,
-        ),
-        Hardware(  # ... on a node of eight H100 SXM, tensor parallel [Llama 2], [H100]: the trace replays' server
-            name="llama-2-7b-8xh100-80gb",
-            parameters=6.74e9,
-            weight_bytes=2 * 6.74e9,
-            kv_bytes_per_token=2 * 4096 * 32 * 2,
-            memory_bytes=80 * 2**30,
-            bandwidth=3.35e12,
-            peak_flops=989e12,
-            gpus=8,
-        ),
+        Hardware(name="llama-2-7b-h100-80gb", **LLAMA_2_7B, **H100),  # the same model on one H100
+        Hardware(name="llama-2-7b-8xh100-80gb", **LLAMA_2_7B, **H100, gpus=8),  # on eight: the trace replays' server
     )
 }
 
