@@ -68,9 +68,9 @@ class _Prefix:
         return getattr(self._log, name)
 
 
-def test_each_request_joins_the_first_step_that_starts_at_or_after_its_arrival(replayed):
-    chosen, log = replayed
-    cost = cost_model(chosen.cost)
+def arrival_starts(log, cost, delivered=False) -> dict[str, tuple[float, float]]:
+    """Each request's (start of the step it arrived at, start of the step before: -1 for step 0), on the log's
+    clock; with `delivered`, (that start, the start of the step that delivered it)."""
     steps = step_metrics(log, cost)
     busy, end = steps.step.to_numpy(), steps.end_s.to_numpy()
     start_of_busy = end - steps.duration_s.to_numpy()
@@ -81,11 +81,24 @@ def test_each_request_joins_the_first_step_that_starts_at_or_after_its_arrival(r
             return start_of_busy[i]
         return (end[i - 1] if i else 0.0) + (step - (busy[i - 1] if i else -1) - 1) * cost.step_s
 
-    arrivals = [spec.arrival_ms / 1000 for spec in chosen.requests]
-    kinds, requests = np.frombuffer(log.kind, np.int8), np.frombuffer(log.request, np.int32)
-    arrive_steps = np.frombuffer(log.step, np.int32)[kinds == EventKind.ARRIVE][np.argsort(requests[kinds == 0])]
-    for time_s, step in zip(arrivals, arrive_steps.tolist()):
-        assert start(step) >= time_s > (start(step - 1) if step else -1.0)
+    kinds, requests, steps_of = (
+        np.frombuffer(c, t) for c, t in ((log.kind, np.int8), (log.request, np.int32), (log.step, np.int32))
+    )
+    out = {}
+    for kind, request, step in zip(kinds.tolist(), requests.tolist(), steps_of.tolist()):
+        rid = log.requests[request].request_id if request >= 0 else None
+        if kind == EventKind.ARRIVE:
+            out[rid] = (start(step), start(step - 1) if step else -1.0)
+        elif kind == EventKind.EVICT and delivered:
+            out[rid] = (out[rid][0], start(step))
+    return out
+
+
+def test_each_request_joins_the_first_step_that_starts_at_or_after_its_arrival(replayed):
+    chosen, log = replayed
+    arrival = {spec.request_id: spec.arrival_ms / 1000 for spec in chosen.requests}
+    for request_id, (start, before) in arrival_starts(log, cost_model(chosen.cost)).items():
+        assert start >= arrival[request_id] > before
 
 
 def test_every_answer_has_the_traces_output_length(replayed):

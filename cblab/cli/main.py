@@ -49,7 +49,13 @@ from .options import (
     timeout,
 )
 from .serve import add_serve_parser, serve_command
-from .trace_commands import add_cache_curve_parser, add_splitwise_parser, cache_curve_command, splitwise_command
+from .trace_commands import (
+    add_cache_curve_parser,
+    add_splitwise_parser,
+    cache_curve_command,
+    splitwise_command,
+    trace_replicas_command,
+)
 
 
 class OneLineErrors(argparse.ArgumentParser):
@@ -130,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_command(args: argparse.Namespace) -> int:
     scenario = scenario_of(args)
+    if scenario.trace is not None and scenario.replicas is not None:
+        return trace_replicas_command(args, scenario)
     cost = cost_of(args, scenario)
     start = time.perf_counter()
     log = simulate(scenario, progress=progress(scenario.name))

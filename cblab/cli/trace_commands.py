@@ -14,11 +14,13 @@ import argparse
 import json
 import math
 import sys
+import time
 
 from engine.lab.cache_curve import CAPACITIES, cache_curve
 from engine.lab.scenario import resolve_scenario
 from engine.lab.splitwise import splitwise_table
 from engine.lab.trace_file import BUILTIN_TRACES
+from engine.lab.trace_replicas import replay_trace_replicas, replicas_summary
 
 MAX_CAPACITIES = 8  # replays one command may ask for (each replays the whole trace)
 
@@ -96,3 +98,26 @@ def _replaying(trace: str, capacity: float) -> None:
 def _json_number(value: float) -> float | str:
     """JSON has no infinity: an unbounded cache is the string "inf"."""
     return "inf" if math.isinf(value) else value
+
+
+def trace_replicas_command(args: argparse.Namespace, scenario) -> int:
+    """`run` on a trace scenario with `[replicas]`: the service's figures over every replica's log."""
+    if args.jsonl or args.csv or args.narrate:
+        raise ValueError("--jsonl, --csv and --narrate read one log; a trace on replicas makes one a replica")
+    start = time.perf_counter()
+    figures = replicas_summary(scenario, replay_trace_replicas(scenario))
+    figures["engine_wall_s"] = time.perf_counter() - start
+    if args.json:
+        print(json.dumps({"scenario": scenario.name, **figures}, indent=2))
+        return 0
+    print(f"{'scenario':<26}  {scenario.name}: {scenario.title}")
+    for name, value in figures.items():
+        shown = ", ".join(map(_number, value)) if isinstance(value, list) else _number(value)
+        print(f"{name.replace('_', ' '):<26}  {shown}")
+    return 0
+
+
+def _number(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.3f}" if isinstance(value, float) else f"{value:,}"

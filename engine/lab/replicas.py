@@ -92,6 +92,10 @@ def simulate_replicas(scenario: Scenario, config: ReplicaConfig | None = None) -
     """Run the scenario's requests through the replicas (config: the scenario's `[replicas]`), each
     at its arrival step (cancellations and model faults are not simulated here)."""
     config = config or scenario.replicas or ReplicaConfig()
+    if scenario.trace is not None:
+        raise ScenarioError(
+            f"{scenario.source}: a trace's replicas run on their own clocks (engine/lab/trace_replicas.py)"
+        )
     check_replica_work(scenario, config)
     start = lambda step: Replica(  # noqa: E731
         BatchInferenceEngine.from_config(build_model(scenario, faults=False), scenario.engine), step

@@ -117,7 +117,7 @@ def parse_scenario(
     quizzes = parse_quizzes(top, {r.request_id for r in explicit or []}, _unnamed(explicit, workload))
     real_servers = parse_callouts(top)
     sweep = _sweep(top.table("sweep")) if top.has("sweep") else None
-    replicas = _replicas(top.table("replicas")) if top.has("replicas") else None
+    replicas = _replicas(top.table("replicas"), trace is not None) if top.has("replicas") else None
     top.check_no_unknown_keys()
     if (explicit is None) == (workload is None and trace is None):
         raise top.fail("requests", "give either [[requests]] or a [workload] table, not both or neither")
@@ -256,9 +256,15 @@ def _sweep(t: Table) -> tuple[int, ...]:
     return sizes
 
 
-def _replicas(t: Table) -> ReplicaConfig:
-    """`[replicas]`: the router and autoscaler of engine/lab/replicas.py; every key optional."""
+def _replicas(t: Table, trace: bool) -> ReplicaConfig:
+    """`[replicas]`: the router and autoscaler of engine/lab/replicas.py; every key optional. With a trace, a fixed
+    number of replicas, `initial` alone (engine/lab/trace_replicas.py)."""
     initial = t.int("initial", 1, minimum=1, maximum=MAX_REPLICAS)
+    if trace:
+        others = sorted(set(t.data) - {"initial"})
+        if others:
+            raise t.fail(others[0], "a trace runs on a fixed number of replicas, `initial`, each on its own clock")
+        return ReplicaConfig(initial=initial, max=initial)
     signal = t.str("signal", "queue_depth", choices=REPLICA_SIGNALS)
     config = ReplicaConfig(
         initial=initial,

@@ -77,6 +77,11 @@ def simulate(
     join as their times come (engine/lab/trace_replay.py).
     """
     check_work(scenario)
+    if scenario.trace is not None and scenario.replicas is not None:
+        raise ScenarioError(
+            f"{scenario.source}: replicas: a trace on several replicas makes one log a replica, which the command line "
+            f"reads: python -m engine run {scenario.name}"
+        )
     if scenario.trace is not None:
         return replay_trace(scenario, progress, engine_class)
     engine = engine_class.from_config(build_model(scenario), scenario.engine)

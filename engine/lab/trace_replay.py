@@ -41,7 +41,7 @@ def replay_trace(
     while True:
         step = engine.clock
         if not engine.has_work() and submitted < len(requests):  # idle: wait for the next arrival
-            step = _first_step_at(clock, step, arrivals[submitted])
+            step = first_step_at(clock, step, arrivals[submitted])
         start = clock.start_of(step)
         while submitted < len(requests) and arrivals[submitted] <= start:
             spec = requests[submitted]
@@ -60,7 +60,7 @@ def replay_trace(
             progress(engine.clock, submitted - engine.num_unfinished)
 
 
-def _first_step_at(clock: StepClock, step: int, time_s: float) -> int:
+def first_step_at(clock: StepClock, step: int, time_s: float) -> int:
     """The first step from `step` on that starts at or after `time_s`."""
     if clock.start_of(step) >= time_s:
         return step
