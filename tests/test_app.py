@@ -226,7 +226,7 @@ def test_choosing_upload_without_a_file_explains_what_to_do():
     app = start_app()
     app.selectbox(key="scenario").set_value("upload").run()
     assert not app.exception
-    assert "Choose a scenario TOML or an event-log JSONL" in app.info[0].value
+    assert "Choose a scenario TOML, an event-log JSONL or a request trace" in app.info[0].value
 
 
 def test_choosing_another_scenario_starts_from_its_own_settings_at_step_0():

@@ -37,7 +37,7 @@ def test_stop_sequence_text_parses_and_reports_the_bad_part():
     ("upload", "message"),
     [
         (Upload("big.toml", b"#" * (MAX_UPLOAD_BYTES + 1)), "big.toml: the file is 5.2 MB; the limit is 5 MB"),
-        (Upload("bin.jsonl", b"\xff\xfe\x00"), "bin.jsonl: not a UTF-8 text file"),
+        (Upload("bin.jsonl", b"\xff\xfe\x00"), "bin.jsonl: line 1: the line is not UTF-8 text"),  # (read as a trace)
         (
             Upload("bad.toml", b'title = "t"\n[[requests]]\nprompt = [1]\nmax_tokens = -2\n'),
             "bad.toml: requests[0].max_tokens: must be an integer ≥ 0, got -2",

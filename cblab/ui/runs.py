@@ -25,7 +25,6 @@ from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay
-from engine.core.log.events import FORMAT as EVENT_LOG_FORMAT
 from engine.core.log.events import EventKind
 from engine.lab.engine_settings import ENGINE_SETTINGS
 from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
@@ -259,11 +258,11 @@ def uploaded_text(upload) -> tuple[str, str]:
 
 
 def is_event_log(upload) -> bool:
-    """An uploaded event log (replayed as recorded): a .jsonl file whose first line is the log's header. Any
-    other .jsonl is a trace (Mooncake's)."""
+    """An uploaded event log (replayed as recorded): a .jsonl file whose first line names a `format`, as the log's
+    header does (a wrong one is then reported as such). Any other .jsonl is a trace (Mooncake's)."""
     if upload is None or not upload.name.endswith(".jsonl"):
         return False
-    return EVENT_LOG_FORMAT.encode() in upload.getvalue()[:400].split(b"\n", 1)[0]
+    return b'"format"' in upload.getvalue()[:400].split(b"\n", 1)[0]
 
 
 def is_trace(upload) -> bool:

@@ -112,9 +112,10 @@ class Replay:
 
     def prefix(self, request_id: str, generated: int) -> list[int]:
         """The request's prompt plus its first `generated` tokens: a row of the model input."""
-        return list(self.log.requests[self.log.request_index[request_id]].prompt) + self.outputs.generated(
-            request_id
-        )[:generated]
+        return (
+            list(self.log.requests[self.log.request_index[request_id]].prompt)
+            + self.outputs.generated(request_id)[:generated]
+        )
 
     def occupancies(self) -> list[list[Occupancy]]:
         """Per slot, every stretch a request held it, in admission order."""
