@@ -9,10 +9,12 @@ import pytest
 import streamlit
 
 from cblab.ui import runs
-from cblab.ui.long_run import picked_window
-from cblab.ui.stage_wire import unpack
+from cblab.ui.long_run import picked_window, windowed
+from cblab.ui.stage_wire import inflate, unpack
 from engine.analysis.overview import default_window
 from engine.lab.limits import MAX_WINDOW_STEPS, OVERVIEW_BUCKETS
+from engine.lab.scenario import resolve_scenario
+from engine.lab.simulate import simulate
 from tests.helpers import Upload, start_app
 from tests.test_overview import STEPS
 
@@ -148,3 +150,12 @@ def test_presentation_mode_and_side_by_side_draw_a_long_run(all_long):
     assert overview(app)["projector"] is True
     header, frames = stage(app)
     assert len(frames) == 2 and frames[0]["first"] == frames[1]["first"]  # static and continuous, one window
+
+
+def test_a_long_run_read_back_from_the_run_cache_keeps_its_outline_and_plays_the_same_windows(all_long):
+    """A built-in long lesson's run is kept on disk as its log and its compressed outline (cblab/ui/run_cache.py)."""
+    scenario = resolve_scenario("poisson-arrivals")
+    made = runs._run(simulate(scenario), scenario, "made")
+    read = runs._run(made.log, scenario, "read", wire=made.wire)
+    assert made.frames == read.frames and made.frames["narration"] == {} and "tokens" not in made.frames["requests"][0]
+    assert inflate(windowed(made, 100, 199).wire) == inflate(windowed(read, 100, 199).wire)

@@ -24,6 +24,10 @@ says "The model is called with 40 rows." thousands of times).
 
 Colours are chosen so that neighbouring slots at the same time, and one slot's successive
 occupants, never share one.
+
+`outline` is all of this but the requests' tokens, `partial` and the narration: what a long run
+keeps (engine/lab/limits.py, `is_long`), whose stage gets a window of it at a time, made with
+those three for the window's steps alone (window_frames.py).
 """
 
 from __future__ import annotations
