@@ -2,9 +2,11 @@
 a window of it. The 12,000-request fixture (tests/fixtures/long-run.toml) is uploaded; the course's lessons are
 made long by lowering the threshold, to walk them with predictions, Next lesson and the picker."""
 
+import base64
 import json
 import pathlib
 
+import numpy as np
 import pytest
 import streamlit
 
@@ -40,18 +42,22 @@ def window_slider(app):
     return next(s for s in app.slider if s.label == "Window of steps the stage plays")
 
 
-@pytest.fixture
-def long_upload(monkeypatch):
-    """The app with the fixture chosen in the uploader."""
+def upload_app(monkeypatch, **query):
+    """The app with the fixture chosen in the uploader, at these query parameters."""
     real, upload = streamlit.file_uploader, Upload("long-run.toml", FIXTURE.read_bytes())
 
     def file_uploader(label, *args, key=None, **kwargs):
         return upload if key == "upload" else real(label, *args, key=key, **kwargs)
 
     monkeypatch.setattr(streamlit, "file_uploader", file_uploader)
-    app = start_app(scenario="upload")
+    app = start_app(scenario="upload", **query)
     assert not app.exception and not app.error
     return app
+
+
+@pytest.fixture
+def long_upload(monkeypatch):
+    return upload_app(monkeypatch)
 
 
 @pytest.fixture
@@ -159,3 +165,20 @@ def test_a_long_run_read_back_from_the_run_cache_keeps_its_outline_and_plays_the
     read = runs._run(made.log, scenario, "read", wire=made.wire)
     assert made.frames == read.frames and made.frames["narration"] == {} and "tokens" not in made.frames["requests"][0]
     assert inflate(windowed(made, 100, 199).wire) == inflate(windowed(read, 100, 199).wire)
+
+
+def test_the_metrics_tab_of_a_long_run_draws_its_steps_thinned_to_their_peaks(monkeypatch):
+    app = upload_app(monkeypatch, tab="Metrics")
+    assert any(c.value.startswith("A long run (7,188 busy steps)") for c in app.caption)
+    charts = {c.proto.id: json.loads(c.proto.spec) for c in app.get("plotly_chart")}
+    over_time = next(spec for spec in charts.values() if spec["data"][0].get("name") == "active rows")
+    queue = next(trace for trace in over_time["data"] if trace["name"] == "queue depth")
+    x, y = numbers(queue["x"]), numbers(queue["y"])
+    assert len(x) <= 7 * OVERVIEW_BUCKETS < 7_188 and y.max() == 170  # (the deepest queue stays)
+
+
+def numbers(values) -> np.ndarray:
+    """A Plotly figure's array: a list, or typed and base64-encoded ({"bdata", "dtype"})."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), values["dtype"])
+    return np.array(values)

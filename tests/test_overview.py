@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from engine.analysis.metrics import step_metrics
-from engine.analysis.overview import SERIES, default_window, overview, step_times
+from engine.analysis.overview import SERIES, default_window, overview, peak_rows, step_times
 from engine.analysis.prefix_hits import prefix_lookups
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
@@ -91,3 +91,10 @@ def test_a_window_s_simulated_seconds_run_from_its_first_step_s_start_to_its_las
     assert step_times(STEPS, 5, 7) == (5.0, 8.0)
     assert step_times(STEPS, 3, 4) == (3.0, 5.0)  # the idle stretch: from step 2's end to step 5's start
     assert step_times(STEPS, 0, 8) == (0.0, 9.0)
+
+
+def test_a_long_chart_keeps_each_bucket_s_first_row_and_where_each_line_is_lowest_and_highest():
+    assert peak_rows(STEPS, ("queue_depth",), buckets=3).tolist() == [0, 1, 2, 3, 5, 6]  # 3 and 4 tie at 1: the first
+    assert peak_rows(STEPS, ("queue_depth", "running_rows"), buckets=3).tolist() == [0, 1, 2, 3, 5, 6]
+    assert peak_rows(STEPS, ("kv_blocks_held",), buckets=3).tolist() == [0, 1, 2, 3, 4, 5, 6]
+    assert peak_rows(STEPS, ("queue_depth",), buckets=7).tolist() == list(range(7))  # one row a bucket: all

@@ -19,7 +19,9 @@ import pandas as pd
 SERIES = ("running_rows", "queue_depth", "kv_blocks_held")
 
 
-def overview(steps: pd.DataFrame, lookups: pd.DataFrame | None, buckets: int) -> pd.DataFrame:
+def overview(
+    steps: pd.DataFrame, lookups: pd.DataFrame | None, buckets: int, series: tuple[str, ...] = SERIES
+) -> pd.DataFrame:
     """One row per bucket of `steps` (step_metrics, possibly cut short): `first_step` and `last_step` (busy
     steps), `start_s` and `end_s` (simulated seconds: from the end of the step before), each series'
     `_min` and `_max`, and `looked_up`, `cached` and `hit_rate` from `lookups` (prefix_lookups; None: NaN)."""
@@ -34,7 +36,7 @@ def overview(steps: pd.DataFrame, lookups: pd.DataFrame | None, buckets: int) ->
         "end_s": end_s[np.minimum(starts + width, n) - 1],
     }
     idle = np.add.reduceat(steps.idle_before.to_numpy(np.int64) > 0, starts) > 0 if n else np.zeros(0, bool)
-    for name in SERIES:
+    for name in series:
         values = steps[name].to_numpy(np.int64)
         out[f"{name}_min"] = np.where(idle, 0, np.minimum.reduceat(values, starts)) if n else values
         out[f"{name}_max"] = np.maximum.reduceat(values, starts) if n else values
@@ -47,6 +49,24 @@ def overview(steps: pd.DataFrame, lookups: pd.DataFrame | None, buckets: int) ->
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(looked_up > 0, cached / np.maximum(looked_up, 1), np.nan)
     return pd.DataFrame({**out, "looked_up": looked_up, "cached": cached, "hit_rate": rate})
+
+
+def peak_rows(steps: pd.DataFrame, series: tuple[str, ...], buckets: int) -> np.ndarray:
+    """The rows of `steps` to draw a long run's step chart from, at most 1 + 2 × len(series) a bucket (`overview`'s
+    buckets): each bucket's first row, and the first where each series is smallest and the first where it is
+    largest, in step order. Whole rows are kept, so a stacked chart still adds up, and no series loses a peak
+    or a trough."""
+    n = len(steps)
+    width = max(1, ceil(n / max(buckets, 1)))
+    if width == 1:
+        return np.arange(n)
+    starts = np.arange(0, n, width)
+    kept = [starts]
+    for name in series:
+        values = steps[name].to_numpy()
+        for pick in (np.argmin, np.argmax):
+            kept.append(starts + np.array([pick(values[a : a + width]) for a in starts], np.int64))
+    return np.unique(np.concatenate(kept))
 
 
 def default_window(steps: pd.DataFrame, total: int, length: int, around: int | None = None) -> tuple[int, int]:
