@@ -15,7 +15,9 @@ plays a window of it (cblab/ui/long_run.py). The scenario (by default 12,000 req
    the overview's lines both painted (measured in the page: performance.now(), at the animation frame
    after both are there);
 4. a window moved: a click on the overview a tenth of the way along (the window, 400 steps, centred
-   there and made for the first time) to the stage painting its first step.
+   there and made for the first time) to the stage painting its first step;
+5. beside them, on the same server and browser: lesson 1.1's first paint, and Streamlit's floor (a
+   page that is only `st.title`, `benchmarks/first_paint.py`).
 
 Each figure is printed with the time and the load average (`uptime`'s first figure).
 """
@@ -31,6 +33,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from benchmarks.first_paint import floor_paints, paints_in
 from engine.analysis.frames import outline
 from engine.analysis.metrics import request_metrics, step_metrics
 from engine.analysis.replay import Replay
@@ -127,6 +130,9 @@ def main() -> None:
             f"(worst {max(warm):.2f}), {statistics.median(after_upload):.2f} s from the upload ({stamp()})"
         )
         print(f"a window moved (a click on the overview, 400 new steps): {moved(last):.2f} s ({stamp()})")
+        lesson = statistics.median(paints_in(browser, url, "lesson=1.1", args.repeats))
+        floor = statistics.median(floor_paints(browser, args.repeats))
+        print(f"beside them: lesson 1.1's first paint {lesson:.2f} s, Streamlit's floor {floor:.2f} s ({stamp()})")
         browser.close()
 
 
