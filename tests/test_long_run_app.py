@@ -182,3 +182,21 @@ def numbers(values) -> np.ndarray:
     if isinstance(values, dict):
         return np.frombuffer(base64.b64decode(values["bdata"]), values["dtype"])
     return np.array(values)
+
+
+def test_an_uploaded_event_log_that_is_long_is_replayed_as_a_long_run(monkeypatch):
+    """poisson-arrivals on one slot: 6,391 busy steps in a 1.45 MB JSONL, replayed without the engine."""
+    log = simulate(resolve_scenario("poisson-arrivals").with_engine(batch_size=1))
+    data = log.to_jsonl().encode()
+    assert log.num_steps > 5_000 and len(data) < 5 * 2**20
+    real, upload = streamlit.file_uploader, Upload("one-slot.jsonl", data)
+    monkeypatch.setattr(
+        streamlit,
+        "file_uploader",
+        lambda label, *a, key=None, **k: upload if key == "upload" else real(label, *a, key=key, **k),
+    )
+    app = start_app(scenario="upload")
+    assert not app.exception and not app.error
+    assert [p["name"] for p in overview(app)["panels"]] == ["running_rows", "queue_depth"]
+    _, (frames,) = stage(app)
+    assert frames["total"] == log.num_steps and frames["steps"] - frames["first"] == 400
