@@ -200,3 +200,10 @@ def test_an_uploaded_event_log_that_is_long_is_replayed_as_a_long_run(monkeypatc
     assert [p["name"] for p in overview(app)["panels"]] == ["running_rows", "queue_depth"]
     _, (frames,) = stage(app)
     assert frames["total"] == log.num_steps and frames["steps"] - frames["first"] == 400
+
+
+def test_a_link_s_step_opens_the_window_around_it_and_a_hostile_one_stays_inside_the_run(monkeypatch):
+    app = upload_app(monkeypatch, step=1000)
+    assert window_slider(app).value == (800, 1199) and stage(app)[0]["start"] == 1000
+    app = upload_app(monkeypatch, step=2**31 - 1)
+    assert window_slider(app).value == (6788, 7187)  # (the run's last 400 steps)
