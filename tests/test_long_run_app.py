@@ -148,6 +148,10 @@ def test_an_open_prediction_keeps_the_overview_and_the_window_before_its_step(al
     app.button(key="check_part2_slot_refill_1").click().run()
     assert not app.exception
     assert window_slider(app).value[0] <= 1 <= window_slider(app).value[1]  # the window moves to show step 1
+    app.toggle(key="predict").set_value(False).run()
+    app.selectbox(key="scenario").set_value("poisson-arrivals").run()  # its window is its own, not at 1.2's step 1
+    fresh = window_slider(start_app(lesson="poisson-arrivals", predict="false")).value
+    assert window_slider(app).value == fresh == (40, 439)  # around its deepest queue (at 1.2's step 1: 0-399)
 
 
 def test_presentation_mode_and_side_by_side_draw_a_long_run(all_long):

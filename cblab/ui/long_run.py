@@ -20,6 +20,7 @@ import dataclasses
 import streamlit as st
 
 from cblab.ui.cache import SizedCache
+from cblab.ui.course import quiz_key
 from cblab.ui.kept_open import kept_expander
 from cblab.ui.overview_chart import buckets, overview_data, render_overview
 from cblab.ui.runs import Run
@@ -92,7 +93,7 @@ def _window(run: Run, lesson: str, busy: list[int], total: int, step: int, cap: 
     kept = st.session_state.setdefault(KEPT, {})
     goto, moved = st.session_state.get("revealed"), st.session_state.setdefault(MOVED_FOR, {})
     window = kept.get(lesson)
-    if goto is not None and moved.get(lesson) != goto:
+    if _asked_here(goto, lesson) and moved.get(lesson) != goto:
         moved[lesson] = goto
         if window is None or not window[0] <= goto[1] <= window[1]:
             window = default_window(run.steps, total, DEFAULT_WINDOW_STEPS, around=goto[1])
@@ -101,6 +102,12 @@ def _window(run: Run, lesson: str, busy: list[int], total: int, step: int, cap: 
         window = default_window(run.steps, total, DEFAULT_WINDOW_STEPS, around=around)
     kept[lesson] = list(window_bounds(busy, total, *window, MAX_WINDOW_STEPS))
     return kept[lesson][0], kept[lesson][1]
+
+
+def _asked_here(goto: object, lesson: str) -> bool:
+    """Whether `goto` (the prediction checked last: its key and step) is one of `lesson`'s (quiz_<lesson>_<n>)."""
+    prefix = quiz_key(lesson, 0).removesuffix("0")
+    return isinstance(goto, tuple) and str(goto[0]).startswith(prefix) and str(goto[0])[len(prefix) :].isdigit()
 
 
 def _moved(key: str, lesson: str, busy: list[int], total: int) -> None:
