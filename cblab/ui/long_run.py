@@ -5,8 +5,9 @@ A run is long when `engine.lab.limits.is_long` says so (more than LONG_RUN_STEPS
 events): its stage cannot take it whole, so it plays at most MAX_WINDOW_STEPS steps at a time
 (`engine.analysis.window_frames`). The window opens on the DEFAULT_WINDOW_STEPS steps around the session's step
 (a link's), else just before an open prediction's step, else around the run's deepest queue; a checked
-prediction moves it to that prediction's step. The learner moves it with a range slider under the overview,
-whose shading follows. Each lesson keeps its window for the session (through Next lesson, Back and the
+prediction of the lesson moves it to that prediction's step. The learner moves it on the overview (a click
+centres it there, a drag picks the steps under it: `picked_window`) or with the range slider under it; the
+overview's shading follows. Each lesson keeps its window for the session (through Next lesson, Back and the
 picker), as `kept_open.py` keeps boxes. A window's frames are made once for the class (`WINDOWS`).
 
 While a prediction is open, the overview and the window stop before its step, as the stage does: the window's
