@@ -151,3 +151,23 @@ def test_a_hand_made_window_holds_the_rows_running_and_waiting_as_it_opens():
         "Request D arrives and joins the queue.",
         "Request C is admitted into slot 1 from the queue.",
     ]
+
+
+def test_a_window_opens_with_the_pool_the_steps_before_left_as_explicit_blocks():
+    """A and B share a pool of 3 blocks of 2 tokens; B is preempted at step 2 and comes back at 4 (test_frames.py's
+    run). The whole run's ops: A takes 0, B 1; at 2 A takes the lowest (2) and B gives its back; A's go at 3."""
+    scripts = {(1,): [11, 12, 13, 14], (2,): [21, 22, 23, 24]}
+    engine = BatchInferenceEngine(ScriptModel(scripts), 2, None, kv_blocks=3, block_size=2)
+    engine.submit_request([1], 4, request_id="A")
+    engine.submit_request([2], 4, request_id="B")
+    engine.run()
+    replay = Replay(engine.event_log)
+    assert encode(replay)["kv"]["ops"] == [[0, 0, 1], [2, 0, ~1], [3, ~0], [4, [1, 2]], [5, ~1]]
+    window = window_frames(replay, outline(replay), 2, 3)
+    # opening: A holds block 0 and B block 1 (as [request, count, first block]); then step 2's own ops
+    assert window["kv"]["ops"] == [[2, [0, 1, 0], [1, 1, 1], 0, ~1], [3, ~0]]
+    assert window["waits"] == [[1, 2, 4, -1]]  # B waits again from its preemption, at the queue's front
+    window = window_frames(replay, outline(replay), 3, 5)
+    assert window["kv"]["ops"] == [[3, [0, 1, 0], [0, 1, 2], ~0], [4, [1, 2]], [5, ~1]]  # A's 0 and 2: two runs
+    window = window_frames(replay, outline(replay), 4, 5)  # A is gone, its blocks given back: B alone, renumbered
+    assert ([r["id"] for r in window["requests"]], window["kv"]["ops"]) == (["B"], [[4, [0, 2]], [5, ~0]])
