@@ -1,6 +1,6 @@
 """A long run in the app under AppTest (cblab/ui/long_run.py): the Grid tab shows its overview and the stage plays
-a window of it. The 12,000-request fixture (tests/fixtures/long-run.toml) is uploaded; the course's lessons are
-made long by lowering the threshold, to walk them with predictions, Next lesson and the picker."""
+a window of it. The 12,000-request fixture (tests/fixtures/long-run.toml) is uploaded (a long event log too);
+tests/test_long_run_course.py walks the course made long."""
 
 import base64
 import json
@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 import streamlit
 
-from cblab.ui import runs
-from cblab.ui.long_run import picked_window, windowed
-from cblab.ui.stage_wire import inflate, unpack
+from cblab.ui.long_run import picked_window
+from cblab.ui.stage_wire import unpack
 from engine.analysis.overview import default_window
 from engine.lab.limits import MAX_WINDOW_STEPS, OVERVIEW_BUCKETS
 from engine.lab.scenario import resolve_scenario
@@ -58,12 +57,6 @@ def upload_app(monkeypatch, **query):
 @pytest.fixture
 def long_upload(monkeypatch):
     return upload_app(monkeypatch)
-
-
-@pytest.fixture
-def all_long(monkeypatch):
-    """Every run is long: the course's small lessons take the long run's view."""
-    monkeypatch.setattr(runs, "is_long", lambda busy_steps, events: True)
 
 
 def test_a_long_run_opens_on_its_overview_and_the_window_around_its_deepest_queue(long_upload):
@@ -125,50 +118,6 @@ def test_a_pick_on_the_overview_centres_the_window_or_takes_the_steps_dragged_ov
 )
 def test_anything_else_the_browser_sends_as_a_pick_is_ignored(picked):
     assert picked_window(picked, STEPS.step.tolist(), 9, STEPS, 4) is None
-
-
-def test_each_lesson_keeps_its_window_through_next_lesson_and_the_picker(all_long):
-    app = start_app(lesson="poisson-arrivals", predict="false")
-    assert not app.exception and overview(app)
-    window_slider(app).set_value((50, 120)).run()
-    app.button(key="next_lesson").click().run()
-    assert app.session_state["scenario"] == "streaming" and not app.exception
-    app.selectbox(key="scenario").set_value("poisson-arrivals").run()
-    assert window_slider(app).value == (50, 120)
-    header, _ = stage(app)
-    assert header["id"].endswith("@50-120")  # (its frames were sent before: the browser keeps them)
-
-
-def test_an_open_prediction_keeps_the_overview_and_the_window_before_its_step(all_long):
-    app = start_app(lesson="part2-slot-refill")  # its first prediction asks about step 1
-    assert window_slider(app).value == (0, 0) and overview(app)["last_step"] == [0]
-    _, (frames,) = stage(app)
-    assert frames["steps"] == 1 and frames["busy"] == [0]  # nothing the prediction hides is sent
-    app.radio(key="quiz_part2_slot_refill_1").set_value("slot 0").run()
-    app.button(key="check_part2_slot_refill_1").click().run()
-    assert not app.exception
-    assert window_slider(app).value[0] <= 1 <= window_slider(app).value[1]  # the window moves to show step 1
-    app.toggle(key="predict").set_value(False).run()
-    app.selectbox(key="scenario").set_value("poisson-arrivals").run()  # its window is its own, not at 1.2's step 1
-    fresh = window_slider(start_app(lesson="poisson-arrivals", predict="false")).value
-    assert window_slider(app).value == fresh == (40, 439)  # around its deepest queue (at 1.2's step 1: 0-399)
-
-
-def test_presentation_mode_and_side_by_side_draw_a_long_run(all_long):
-    app = start_app(lesson="poisson-arrivals", predict="false", presentation="true", side_by_side="true")
-    assert not app.exception and not app.error
-    assert overview(app)["projector"] is True
-    header, frames = stage(app)
-    assert len(frames) == 2 and frames[0]["first"] == frames[1]["first"]  # static and continuous, one window
-
-
-def test_a_long_run_read_back_from_the_run_cache_keeps_its_outline_and_plays_the_same_windows(all_long):
-    """A built-in long lesson's run is kept on disk as its log and its compressed outline (cblab/ui/run_cache.py)."""
-    scenario = resolve_scenario("poisson-arrivals")
-    made = runs._run(simulate(scenario), scenario, "made")
-    read = runs._run(made.log, scenario, "read", wire=made.wire)
-    assert made.frames == read.frames and made.frames["narration"] == {} and "tokens" not in made.frames["requests"][0]
-    assert inflate(windowed(made, 100, 199).wire) == inflate(windowed(read, 100, 199).wire)
 
 
 def test_the_metrics_tab_of_a_long_run_draws_its_steps_thinned_to_their_peaks(monkeypatch):

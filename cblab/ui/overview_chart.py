@@ -28,10 +28,10 @@ from engine.analysis.prefix_hits import prefix_lookups
 from engine.lab.limits import OVERVIEW_BUCKETS
 
 HERE = Path(__file__).resolve().parent / "overview_component"
-OVERVIEW = st.components.v2.component(
+OVERVIEW = st.components.v2.component(  # one module, panels.js first (overview.js exports it)
     "continuous_batching_lab.overview",
     css=(HERE / "overview.css").read_text(encoding="utf-8"),
-    js=(HERE / "overview.js").read_text(encoding="utf-8"),
+    js="\n".join((HERE / name).read_text(encoding="utf-8") for name in ("panels.js", "overview.js")),
 )
 BUCKETS = SizedCache(max_bytes=32 * 2**20)  # (run, the first step hidden) -> its overview's buckets
 LINES = {"running_rows": "#1d4ed8", "queue_depth": "#c2410c", "kv_blocks_held": "#4b5563", "hit_rate": "#047857"}
