@@ -44,12 +44,13 @@ from tests.browser_support import FIND_STAGE, VIEWPORT, launch, streamlit_server
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "long-run.toml"
 UPLOADER = "[data-testid='stFileUploaderDropzoneInput']"
-# In-page: the time at the animation frame after the stage has a coloured cell (at another step than `step`,
-# unless null) and the overview has its lines (both components live in shadow roots).
+# In-page: the time at the animation frame after the stage has a coloured cell (or, at another step than `step`,
+# any cell) and the overview has its lines (both components live in shadow roots).
 VIEWED = f"""([limit, step]) => new Promise((done, fail) => {{
   const look = () => {{
     const root = ({FIND_STAGE})();
-    const cell = root && root.querySelector(".grid .cell[class*=' k']");
+    // (a moved window may open on an idle stretch: any cell then, not a coloured one)
+    const cell = root && root.querySelector(step === null ? ".grid .cell[class*=' k']" : ".grid .cell");
     const hosts = [...document.querySelectorAll("*")];
     const lines = hosts.some((host) => host.shadowRoot?.querySelector(".overview path.line"));
     if (cell && lines && (step === null || Number(root.dataset.stageStep) !== step)) {{

@@ -3,6 +3,7 @@ bucket's smallest and largest value, an idle stretch counting 0, the hit rate of
 it opens with, and a window's simulated seconds; on a real run, as many buckets as steps is the metrics."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -39,6 +40,15 @@ def test_three_buckets_of_seven_steps_keep_each_one_s_smallest_and_largest_value
     assert frame.looked_up.tolist() == [48, 0, 48] and frame.cached.tolist() == [32, 0, 0]
     rate = frame.hit_rate.tolist()
     assert rate[0] == 32 / 48 and math.isnan(rate[1]) and rate[2] == 0.0  # nothing looked up: no rate
+
+
+def test_an_idle_stretch_longer_than_a_bucket_s_share_of_the_time_starts_a_bucket_that_says_how_long():
+    frame = overview(STEPS, LOOKUPS, buckets=5)  # 2 rows a bucket (0-1, 2-5, 6-7, 8); 3-4 idle 2 s, over 9 s / 5
+    assert frame.first_step.tolist() == [0, 2, 5, 6, 8] and frame.last_step.tolist() == [1, 2, 5, 7, 8]
+    assert frame.idle_s.tolist() == [0.0, 0.0, 2.0, 0.0, 0.0] and frame.idle_steps.tolist() == [0, 0, 2, 0, 0]
+    assert frame.start_s.tolist() == [0.0, 2.0, 3.0, 6.0, 8.0] and frame.end_s.tolist() == [2.0, 3.0, 6.0, 8.0, 9.0]
+    assert frame.queue_depth_max.tolist() == [5, 7, 1, 1, 0] and frame.looked_up.tolist() == [32, 16, 0, 0, 48]
+    assert overview(STEPS, None, buckets=3).idle_s.tolist() == [0.0, 0.0, 0.0]  # 2 s is under 9 s / 3: no bucket
 
 
 def test_a_one_step_burst_stays_as_high_however_many_steps_share_its_bucket():
@@ -98,3 +108,18 @@ def test_a_long_chart_keeps_each_bucket_s_first_row_and_where_each_line_is_lowes
     assert peak_rows(STEPS, ("queue_depth", "running_rows"), buckets=3).tolist() == [0, 1, 2, 3, 5, 6]
     assert peak_rows(STEPS, ("kv_blocks_held",), buckets=3).tolist() == [0, 1, 2, 3, 4, 5, 6]
     assert peak_rows(STEPS, ("queue_depth",), buckets=7).tolist() == list(range(7))  # one row a bucket: all
+
+
+def test_the_chart_drops_to_0_over_a_long_idle_stretch_rather_than_crossing_it():
+    from cblab.ui.overview_chart import overview_data  # (the app's side: the points the component draws)
+
+    run = SimpleNamespace(log=SimpleNamespace(config=SimpleNamespace(batch_size=4, kv_blocks=40, prefix_caching=True)))
+    data = overview_data(run, overview(STEPS, LOOKUPS, buckets=5), (3.0, 6.0), projector=False)
+    assert data["x"] == [2.0, 3.0, 3.0, 5.0, 6.0, 8.0, 9.0]  # steps 3-4, idle from 3 s to 5 s: two points at 0
+    assert data["first_step"] == [0, 2, 3, 3, 5, 6, 8] and data["last_step"] == [1, 2, 4, 4, 5, 7, 8]
+    queue, kv, hits = (
+        next(p for p in data["panels"] if p["name"] == n) for n in ("queue_depth", "kv_blocks_held", "hit_rate")
+    )
+    assert queue["high"] == [5, 7, 0, 0, 1, 1, 0] and queue["low"] == [0, 7, 0, 0, 0, 0, 0]
+    assert kv["high"] == [30.0, 20.0, 0, 0, 50.0, 55.0, 0.0]  # % of the 40 blocks
+    assert hits["low"] is None and hits["high"] == [50.0, 100.0, None, None, None, None, 0.0]

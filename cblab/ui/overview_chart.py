@@ -64,22 +64,43 @@ def panels(run: Run) -> list[tuple[str, str, str, str]]:
 
 
 def overview_data(run: Run, frame: pd.DataFrame, window_s: tuple[float, float], projector: bool) -> dict:
-    """What the component draws: the buckets' times and steps, each panel's values, the window in seconds."""
+    """What the component draws: a point per bucket at its end (its smallest and largest values, its steps), and
+    before a bucket that opens after a long idle stretch two points at 0, the stretch's start and end, so the
+    lines drop to 0 there rather than cross it; each panel's values, the window in seconds."""
+    gap = frame.idle_s.to_numpy(float) > 0
+    own = np.arange(len(frame)) + 2 * np.cumsum(gap)  # each bucket's point, after the gaps' before it
+    points = len(frame) + 2 * int(gap.sum())
+    at = {"x": np.zeros(points), "first_step": np.zeros(points, np.int64), "last_step": np.zeros(points, np.int64)}
+    at["x"][own], at["first_step"][own], at["last_step"][own] = frame.end_s, frame.first_step, frame.last_step
+    idle_first = (frame.first_step - frame.idle_steps).to_numpy()[gap]
+    for shift, x in ((2, frame.start_s.to_numpy()[gap]), (1, (frame.start_s + frame.idle_s).to_numpy()[gap])):
+        at["x"][own[gap] - shift], at["first_step"][own[gap] - shift] = x, idle_first
+        at["last_step"][own[gap] - shift] = frame.first_step.to_numpy()[gap] - 1
     shown = []
     for name, title, short, unit in panels(run):
-        low, high = _values(run, frame, name)
+        low, high = (_spread(values, own, points, name) for values in _values(run, frame, name))
         top = max([v for v in high if v is not None], default=0)
         top = 100 if unit else max(top, run.log.config.batch_size if name == "running_rows" else 1)
-        shown.append({"name": name, "title": title, "short": short, "unit": unit, "colour": LINES[name],
-                      "low": low, "high": high, "top": top})  # fmt: skip
+        panel = {"name": name, "title": title, "short": short, "unit": unit, "colour": LINES[name]}
+        shown.append({**panel, "low": low, "high": high, "top": top})
     return {
-        "x": np.round(frame.end_s.to_numpy(float), 3).tolist(),
-        "first_step": frame.first_step.tolist(),
-        "last_step": frame.last_step.tolist(),
+        "x": np.round(at["x"], 3).tolist(),
+        "first_step": at["first_step"].tolist(),
+        "last_step": at["last_step"].tolist(),
         "panels": shown,
         "window": [round(window_s[0], 3), round(window_s[1], 3)],
         "projector": projector,
     }
+
+
+def _spread(values: list | None, own: np.ndarray, points: int, name: str) -> list | None:
+    """A bucket's `values` at its own points, and at the idle stretches' points 0 (the hit rate: none, a gap)."""
+    if values is None:
+        return None
+    out: list = [None if name == "hit_rate" else 0] * points
+    for i, value in zip(own.tolist(), values):
+        out[i] = value
+    return out
 
 
 def render_overview(data: dict, on_pick: Callable[[object], None]) -> None:

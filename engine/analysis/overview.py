@@ -4,9 +4,12 @@ simulated time, in a bounded number of points, and the window of steps it opens 
 `overview` cuts the busy steps (`metrics.step_metrics`' rows, in order) into at most `buckets` runs of
 equal length and gives each bucket's smallest and largest value of each series, so a one-step burst
 stays as high as it was however many steps share its point; an idle stretch (nothing runs, waits or
-holds a block) belongs to the bucket after it and counts as 0 there. The hit rate is the bucket's
-tokens found in the prefix cache over those its admissions looked up (`prefix_hits.prefix_lookups`),
-NaN where nothing was admitted. A 100,000-step run is 1,000 rows of 13 numbers, whatever its length.
+holds a block) belongs to the bucket after it and counts as 0 there. An idle stretch longer than a
+bucket's share of the run's time (a trace's quiet minutes) also starts a bucket, which says how long it
+was (`idle_s`), so a chart draws it as 0 rather than a line across it; there are fewer such stretches
+than buckets, so a run has at most 2 × `buckets` of them. The hit rate is the bucket's tokens found in the
+prefix cache over those its admissions looked up (`prefix_hits.prefix_lookups`), NaN where nothing was
+admitted. A 100,000-step run is at most 2,000 rows of 15 numbers, whatever its length.
 """
 
 from __future__ import annotations
@@ -23,17 +26,23 @@ def overview(
     steps: pd.DataFrame, lookups: pd.DataFrame | None, buckets: int, series: tuple[str, ...] = SERIES
 ) -> pd.DataFrame:
     """One row per bucket of `steps` (step_metrics, possibly cut short): `first_step` and `last_step` (busy
-    steps), `start_s` and `end_s` (simulated seconds: from the end of the step before), each series'
-    `_min` and `_max`, and `looked_up`, `cached` and `hit_rate` from `lookups` (prefix_lookups; None: NaN)."""
+    steps), `start_s` and `end_s` (simulated seconds: from the end of the step before), `idle_s` and
+    `idle_steps` (a long idle stretch just before it, else 0), each series' `_min` and `_max`, and
+    `looked_up`, `cached` and `hit_rate` from `lookups` (prefix_lookups; None: NaN)."""
     n = len(steps)
-    width = max(1, ceil(n / max(buckets, 1)))
-    starts = np.arange(0, n, width)
     end_s = steps.end_s.to_numpy(float)
+    gaps = end_s - steps.duration_s.to_numpy(float) - np.r_[0.0, end_s[:-1]]  # idle seconds before each row
+    long = np.flatnonzero(gaps > (end_s[-1] if n else 0.0) / max(buckets, 1) + 1e-12)
+    starts = np.union1d(np.arange(0, n, max(1, ceil(n / max(buckets, 1)))), long).astype(np.int64)
+    last = np.r_[starts[1:], n][: len(starts)] - 1
+    opens = np.isin(starts, long)
     out = {
         "first_step": steps.step.to_numpy(np.int64)[starts],
-        "last_step": steps.step.to_numpy(np.int64)[np.minimum(starts + width, n) - 1],
+        "last_step": steps.step.to_numpy(np.int64)[last],
         "start_s": np.r_[0.0, end_s][starts],
-        "end_s": end_s[np.minimum(starts + width, n) - 1],
+        "end_s": end_s[last],
+        "idle_s": np.where(opens, gaps[starts], 0.0),
+        "idle_steps": np.where(opens, steps.idle_before.to_numpy(np.int64)[starts], 0),
     }
     idle = np.add.reduceat(steps.idle_before.to_numpy(np.int64) > 0, starts) > 0 if n else np.zeros(0, bool)
     for name in series:
@@ -42,10 +51,11 @@ def overview(
         out[f"{name}_max"] = np.maximum.reduceat(values, starts) if n else values
     looked_up, cached = np.zeros(len(starts), np.int64), np.zeros(len(starts), np.int64)
     if lookups is not None and len(lookups) and n:
-        bucket = np.searchsorted(steps.step.to_numpy(), lookups.step.to_numpy()) // width
-        keep = bucket < len(starts)  # (lookups after a cut-short `steps` are left out)
-        np.add.at(looked_up, bucket[keep], lookups.looked_up.to_numpy(np.int64)[keep])
-        np.add.at(cached, bucket[keep], lookups.cached.to_numpy(np.int64)[keep])
+        row = np.searchsorted(steps.step.to_numpy(), lookups.step.to_numpy())
+        keep = row < n  # (lookups after a cut-short `steps` are left out)
+        bucket = np.searchsorted(starts, row[keep], "right") - 1
+        np.add.at(looked_up, bucket, lookups.looked_up.to_numpy(np.int64)[keep])
+        np.add.at(cached, bucket, lookups.cached.to_numpy(np.int64)[keep])
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(looked_up > 0, cached / np.maximum(looked_up, 1), np.nan)
     return pd.DataFrame({**out, "looked_up": looked_up, "cached": cached, "hit_rate": rate})
