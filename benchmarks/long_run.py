@@ -1,6 +1,7 @@
 """A long run's first view on a warm server, and a window moved, measured in headless Chromium.
 
     python -m benchmarks.long_run [--repeats 5] [--scenario tests/fixtures/long-run.toml]
+    python -m benchmarks.long_run --scenario scenarios/traces/trace-azure-code.toml   # a published trace
 
 A run is long when `engine.lab.limits.is_long` says so: the Grid tab shows its overview and the stage
 plays a window of it (cblab/ui/long_run.py). The scenario (by default 12,000 requests, 7,188 steps,
