@@ -15,8 +15,13 @@ from tests.test_long_run_app import overview, stage, window_slider
 
 @pytest.fixture
 def all_long(monkeypatch):
-    """Every run is long: the course's small lessons take the long run's view."""
+    """Every run is long: the course's small lessons take the long run's view. Their runs (an outline for frames)
+    are kept neither on disk nor, after the test, in memory: the other tests' must be their own."""
     monkeypatch.setattr(runs, "is_long", lambda busy_steps, events: True)
+    monkeypatch.setenv("CBL_RUN_CACHE", "off")
+    runs.RUNS.clear()
+    yield
+    runs.RUNS.clear()
 
 
 def test_each_lesson_keeps_its_window_through_next_lesson_and_the_picker(all_long):
