@@ -1,8 +1,8 @@
-"""Pieces the Timeline and Metrics charts share: the cursor at the Grid's step, the idle
-stretches a line must drop over instead of joining across, the most requests drawn one by one,
-a count axis's whole-number ticks, a distribution's cumulative curve in a bounded number of
-points, and a histogram's bins spaced evenly on a log scale (a few long stalls among many short
-gaps)."""
+"""Pieces the Timeline and Metrics charts share: the cursor at the Grid's step, a long run's rows
+thinned to its peaks, the idle stretches a line must drop over instead of joining across, the
+most requests drawn one by one, a count axis's whole-number ticks, a distribution's cumulative
+curve in a bounded number of points, and a histogram's bins spaced evenly on a log scale (a few
+long stalls among many short gaps)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from cblab.ui import palette
+from engine.analysis.overview import peak_rows
+from engine.lab.limits import OVERVIEW_BUCKETS
 
 IDLE_ZEROS = {"active_rows": 0, "queue_depth": 0, "padded_rows": 0}
 MAX_REQUESTS_DRAWN = 300  # requests drawn one by one (a bar each); more are summed up
@@ -62,6 +64,13 @@ def log_bins(values: np.ndarray, bins: int = LOG_BINS, whole: bool = False) -> t
         edges = np.geomspace(low, high, bins + 1) if high > low else np.array([low, math.nextafter(low, math.inf)])
     counts, _ = np.histogram(values, edges)  # (its last bin holds its right edge)
     return edges, counts
+
+
+def drawn_steps(steps: pd.DataFrame, series: tuple[str, ...], long: bool) -> pd.DataFrame:
+    """The busy steps' rows a chart over steps draws: all of them, or for a long run those `peak_rows` keeps
+    (at most OVERVIEW_BUCKETS buckets, each its first row and where each of `series` is lowest and highest),
+    so a 100,000-step run sends a few thousand points a line, peaks included."""
+    return steps.iloc[peak_rows(steps, series, OVERVIEW_BUCKETS)] if long else steps
 
 
 def with_idle_stretches(steps: pd.DataFrame, idle: dict[str, float] = IDLE_ZEROS) -> pd.DataFrame:

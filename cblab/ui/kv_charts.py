@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from cblab.ui.chart_parts import add_cursor, count_axis, log_bins, with_idle_stretches
+from cblab.ui.chart_parts import add_cursor, count_axis, drawn_steps, log_bins, with_idle_stretches
 from cblab.ui.runs import Run
 from engine.analysis.metrics import token_gaps
 from engine.analysis.wording import duration
@@ -35,8 +35,9 @@ def render_memory_charts(run: Run, step: int) -> None:
 
 def kv_usage(run: Run) -> pd.DataFrame:
     """Per busy step (and over idle stretches, an empty pool): the pool's tokens held, reserved
-    but empty (its rows' blocks' room not yet written) and free, as that step's model call saw it."""
-    config, steps = run.log.config, run.steps
+    but empty (its rows' blocks' room not yet written) and free, as that step's model call saw it
+    (a long run's steps thinned to their peaks: `chart_parts.drawn_steps`)."""
+    config, steps = run.log.config, drawn_steps(run.steps, ("kv_blocks_held", "kv_tokens_held"), run.long)
     capacity = config.kv_blocks * config.block_size
     allocated = steps.kv_blocks_held * config.block_size
     frame = pd.DataFrame(

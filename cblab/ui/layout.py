@@ -17,6 +17,7 @@ import streamlit as st
 from cblab.ui import url
 from cblab.ui.compare_view import render_comparison
 from cblab.ui.course import before_cap, shows_whole_run
+from cblab.ui.long_run import render_long_run
 from cblab.ui.practice import render_practice
 from cblab.ui.runs import Overrides, Run, load
 from cblab.ui.stage import render_batch, render_stage
@@ -76,6 +77,9 @@ def render_tabs(
     if grid_tab.open:
         with grid_tab:
             runs, labels = ([run], None) if pair is None else (pair, ["Static batching", "Continuous batching"])
+            if run.long:  # an overview to pick a window from, and the stage plays that window
+                lesson = name if upload is None else f"upload_{run.digest[:8]}"
+                runs, step = render_long_run(run, runs, lesson, step, cap, presentation)
             step = render_stage(runs, labels, start=step, projector=presentation, limit=cap)
             step = before_cap(step, cap)
             if cap == 0:

@@ -20,14 +20,15 @@ from cblab.ui import run_cache
 from cblab.ui.cache import SizedCache
 from cblab.ui.stage_wire import compress, inflate
 from engine import EventLog
-from engine.analysis.frames import encode
+from engine.analysis.frames import encode, outline
 from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary
 from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay
+from engine.core.block_prompt import BlockPrompt
 from engine.core.log.events import EventKind
 from engine.lab.engine_settings import ENGINE_SETTINGS
-from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log
+from engine.lab.limits import MAX_FILE_BYTES, check_loaded_log, is_long
 from engine.lab.quizzes import questions
 from engine.lab.scenario import Scenario, ScenarioError, parse_scenario, resolve_scenario
 from engine.lab.shared_cache import shared_cache
@@ -89,8 +90,13 @@ class Run:
     requests: object  # pandas DataFrame, request_metrics
     scenario: Scenario | None  # None for an uploaded event log
     digest: str  # names the run (the stage keeps its place per run)
-    frames: dict  # what the stage plays (engine.analysis.frames.encode)
+    frames: dict  # what the stage plays (engine.analysis.frames.encode); of a long run, its outline
     wire: bytes  # the frames as the stage receives them, compressed once per run (cblab/ui/stage_wire.py)
+
+    @property
+    def long(self) -> bool:
+        """Too long for the stage to play whole: it plays a window, picked on an overview (cblab/ui/long_run.py)."""
+        return is_long(len(self.steps), len(self.log))
 
     @cached_property
     def summary(self) -> dict:
@@ -113,13 +119,18 @@ class Run:
         return int(self.requests.finish_step.isna().sum())
 
     def nbytes(self) -> int:
-        """An estimate of the memory this run holds: columns, token lists, indices and frames."""
+        """An estimate of the memory this run holds: columns, token lists, indices and frames. A trace's prompt
+        (a BlockPrompt) holds three numbers a named block, not a list of its tokens: counted as tokens, the
+        Azure code trace's 17.6M prompt tokens came to 1 GB, over the whole cache, so its run was made again
+        for every page."""
         log = self.log
         columns = sum(c.itemsize * len(c) for c in (log.step, log.kind, log.slot, log.request, log.value, log.detail))
-        tokens = log.kind.count(EventKind.EMIT) + sum(len(i.prompt) for i in log.requests)
+        prompts = [info.prompt for info in log.requests]
+        tokens = log.kind.count(EventKind.EMIT) + sum(len(p) for p in prompts if not isinstance(p, BlockPrompt))
+        blocks = sum(len(p.ids) for p in prompts if isinstance(p, BlockPrompt))
         frames = sum(int(f.memory_usage(index=True).sum()) for f in (self.steps, self.requests))
         narration = sum(len(s) + 60 for sentences in self.frames["narration"].values() for s in sentences)
-        return 2 * columns + 60 * tokens + frames + narration + 600 * len(log.requests) + len(self.wire)
+        return 2 * columns + 60 * tokens + 24 * blocks + frames + narration + 600 * len(log.requests) + len(self.wire)
 
 
 def parse_stop_token(text: str) -> int | None:
@@ -197,7 +208,12 @@ def _run(log: EventLog, scenario: Scenario | None, digest: str, wire: bytes | No
     steps = step_metrics(log, cost)
     if scenario is not None:  # carried in the log's header, so a downloaded log keeps its words
         log.vocabulary = dict(scenario.vocabulary)
-    frames = encode(replay, scenario.captions if scenario else {}) if wire is None else inflate(wire)
+    if wire is not None:
+        frames = inflate(wire)
+    elif is_long(len(steps), len(log)):  # the stage gets windows of it (cblab/ui/long_run.py)
+        frames = outline(replay)
+    else:
+        frames = encode(replay, scenario.captions if scenario else {})
     wire = compress(frames) if wire is None else wire
     return Run(log, replay, steps, request_metrics(log, cost, steps), scenario, digest, frames, wire)
 

@@ -23,7 +23,7 @@ import streamlit as st
 from engine.lab.engine_settings import BY_NAME
 from engine.lab.scenario import EngineConfig, Scenario
 
-MAX_WORKLOAD = 5_000  # requests a generated workload may have in the app
+MAX_WORKLOAD = 20_000  # requests a generated workload may have in the app (a long run plays a window: long_run.py)
 MAX_FILL_TIMEOUT = 1_000  # steps, in the sidebar and the URL (narrower than a scenario's)
 MAX_SEED = 10**6
 MAX_WATERMARK = 0.5  # the sidebar's highest watermark: half the pool held back

@@ -12,12 +12,13 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from cblab.ui import palette
-from cblab.ui.chart_parts import MAX_REQUESTS_DRAWN, add_cursor, count_axis, with_idle_stretches
+from cblab.ui.chart_parts import MAX_REQUESTS_DRAWN, add_cursor, count_axis, drawn_steps, with_idle_stretches
 from cblab.ui.kv_charts import render_memory_charts
 from cblab.ui.prefix_charts import render_prefix_charts
 from cblab.ui.runs import Run
 from engine.analysis.metrics import CostModel
 from engine.analysis.wording import duration
+from engine.lab.limits import OVERVIEW_BUCKETS
 
 MAX_STYLED_CELLS = 20_000  # the request table's cells written as text (pandas' Styler); beyond, numbers
 
@@ -90,6 +91,12 @@ def render_metrics(run: Run, step: int, without_cache: Callable[[], Run] | None 
     columns[2].metric("Slot utilisation", f"{figures['slot_utilization']:.0%}")
     columns[3].metric("Padding waste", f"{figures['padding_waste']:.0%}")
     columns[4].metric("TTFT p50", duration(figures["ttft_p50_s"]))
+    if run.long:
+        st.caption(
+            f"A long run ({len(run.steps):,} busy steps): the charts over steps draw, of each stretch of "
+            f"{-(-len(run.steps) // OVERVIEW_BUCKETS):,} steps, the steps where a line is lowest or highest, so "
+            "every peak stays (the Grid tab's overview shows the same over simulated time)."
+        )
     st.plotly_chart(over_time_figure(run, step), key="over_time")
     render_memory_charts(run, step)
     if run.log.config.prefix_caching:
@@ -131,8 +138,10 @@ def cost_caption(cost: CostModel) -> str:
 
 
 def over_time_figure(run: Run, step: int) -> go.Figure:
-    """Active rows, queue depth and padded rows per busy step, with the cursor at `step`."""
-    steps = with_idle_stretches(run.steps)
+    """Active rows, queue depth and padded rows per busy step (a long run's thinned to their peaks), with the
+    cursor at `step`."""
+    series = tuple(name.replace(" ", "_") for name in palette.OVER_TIME)
+    steps = with_idle_stretches(drawn_steps(run.steps, series, run.long))
     figure = go.Figure()
     for name, colour in palette.OVER_TIME.items():
         figure.add_scatter(x=steps.step, y=steps[name.replace(" ", "_")], name=name, mode="lines", line_color=colour)

@@ -24,6 +24,10 @@ says "The model is called with 40 rows." thousands of times).
 
 Colours are chosen so that neighbouring slots at the same time, and one slot's successive
 occupants, never share one.
+
+`outline` is all of this but the requests' tokens, `partial` and the narration: what a long run
+keeps (engine/lab/limits.py, `is_long`), whose stage gets a window of it at a time, made with
+those three for the window's steps alone (window_frames.py).
 """
 
 from __future__ import annotations
@@ -43,14 +47,27 @@ STILL_THERE, AFTER_CALL, NEXT_STEP = 0, 1, 2
 
 def encode(replay: Replay, captions: dict[int, str] | None = None) -> dict:
     """The frames of `replay`'s run, as JSON-ready lists."""
-    log, captions = replay.log, captions or {}
+    log, captions, frames = replay.log, captions or {}, outline(replay)
+    generated = [replay.outputs.generated(info.request_id) for info in log.requests]
+    for request, tokens in zip(frames["requests"], generated):
+        request["tokens"] = tokens
+    frames["partial"] = _partial(log, frames["emits"], generated)
+    frames["narration"] = {
+        str(step): [captions[step]] if step in captions else narrate(replay, step, log.vocabulary)
+        for step in frames["busy"]
+    }
+    return frames
+
+
+def outline(replay: Replay) -> dict:
+    """The frames without what grows with the tokens or the steps' words: no request's `tokens`, no
+    `partial`, an empty `narration`. A long run keeps this, and the stage gets a window of it
+    (window_frames.py), whose tokens and narration are made for the window's steps alone."""
+    log = replay.log
     steps, kinds, requests = (
         _column(c, dt, log) for c, dt in ((log.step, np.int32), (log.kind, np.int8), (log.request, np.int32))
     )
     occupancy = _occupancy(replay)
-    emits = _emit_runs(steps, kinds, requests)
-    busy = unique(steps).tolist()
-    generated = [replay.outputs.generated(info.request_id) for info in log.requests]
     kv = kv_section(log, steps, kinds, requests)
     return {
         "version": 1,
@@ -58,26 +75,21 @@ def encode(replay: Replay, captions: dict[int, str] | None = None) -> dict:
         "steps": len(replay),
         "padded": log.config.padded,
         "batching": log.config.batching,
-        "requests": [
-            {"id": info.request_id, "prompt": len(info.prompt), "tokens": tokens}
-            for info, tokens in zip(log.requests, generated)
-        ],
+        "requests": [{"id": info.request_id, "prompt": len(info.prompt)} for info in log.requests],
         "colours": colours(occupancy, len(log.requests)),
         "occupancy": occupancy,
-        "emits": emits,
+        "emits": _emit_runs(steps, kinds, requests),
         "stops": _stops(log, steps, kinds, requests),
-        "partial": _partial(log, emits, generated),
+        "partial": [],
         "waits": [list(row) for row in replay.waits()],
         "preempted": [[int(requests[i]), int(steps[i])] for i in np.flatnonzero(kinds == EventKind.PREEMPT)],
-        "busy": busy,
+        "busy": unique(steps).tolist(),
         "calls": _calls(log, steps, kinds),
         "faults": sorted({int(steps[i]) for i in np.flatnonzero(kinds == EventKind.ERROR) if requests[i] == ABSENT}),
         "prefills": prefill_records(log, steps, kinds, requests),
         **({"kv": kv} if kv is not None else {}),
         "words": {str(token): word for token, word in log.vocabulary.items()},
-        "narration": {
-            str(step): [captions[step]] if step in captions else narrate(replay, step, log.vocabulary) for step in busy
-        },
+        "narration": {},
     }
 
 

@@ -48,7 +48,7 @@ def prefix_ops(log: EventLog, steps: np.ndarray, kinds: np.ndarray, requests: np
             _add_new(entry, request, log.value[i])
         elif kind == EventKind.PREFIX_HIT:
             _add(entry, HIT, request, [log.value[i]])
-            most = max(most, pool.refs[log.value[i]])
+            most = max(most, pool.references(log.value[i]))
         elif kind == EventKind.KV_EVICT:  # (one op a step, where its first eviction is)
             if evicted and evicted[0] is entry:
                 evicted[1].append(log.value[i])

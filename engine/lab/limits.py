@@ -54,6 +54,14 @@ MIN_TRACE_RATE, MAX_TRACE_RATE = 0.01, 100.0  # a trace's rate factor (arrival t
 MAX_TRACE_GENERATED_TOKENS = 5_000_000  # the answers of one replay together
 MAX_TRACE_STEPS = 6_000_000  # steps that do work in one replay
 MAX_TRACE_EVENTS = 12_000_000  # events in one replay's log (about 300 MB of columns)
+# A long run (engine/analysis/window_frames.py): too long for the stage to play whole, so the app shows an overview over
+# simulated time and the stage plays a window of it (docs/course.md, "Long runs"). The longest lesson played whole,
+# anyscale-cap1536, has 4,330 busy steps and 183,847 events (0.35 MB sent to the stage).
+LONG_RUN_STEPS = 5_000  # busy steps (the grid's columns) above which a run is long
+LONG_RUN_EVENTS = 500_000  # events above which a run is long, whatever its steps
+MAX_WINDOW_STEPS = 2_000  # steps the stage plays of a long run at once (an idle stretch inside is one column)
+DEFAULT_WINDOW_STEPS = 400  # the window a long run opens with: around its deepest queue (overview.default_window)
+OVERVIEW_BUCKETS = 1_000  # points per series of a long run's overview at most, each a bucket's min and max
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +147,11 @@ def first_excess(work: Work, limits: dict = LIMITS) -> tuple[str, int, int, str]
         if value > limit:
             return name, value, limit, unit
     return None
+
+
+def is_long(busy_steps: int, events: int) -> bool:
+    """Whether a run with these busy steps and events is too long for the stage to play whole."""
+    return busy_steps > LONG_RUN_STEPS or events > LONG_RUN_EVENTS
 
 
 def read_capped(path, limit: int = MAX_FILE_BYTES) -> bytes:

@@ -52,13 +52,15 @@ class Frames {
     this.prefillHits = mostHit > 0;  // a prefill cell may read "(512 cached)" on a line of its own
     this.prefillChars = Math.max(13, mostHit ? `(${mostHit.toLocaleString("en")} cached)`.length : 0);  // its widest line
     this.busy = raw.busy;
+    this.first = raw.first || 0;  // a long run's window starts here (engine/analysis/window_frames.py)
+    this.total = raw.total ?? raw.steps;  // the whole run's steps (a window's `steps` ends at its last step + 1)
     this.columns = this.displayColumns();
   }
 
   // Busy steps one column each; a stretch of idle steps (the clock jumped over them) is one column.
   displayColumns() {
     const columns = [];
-    let next = 0;
+    let next = this.first;
     for (const step of this.busy) {
       if (step > next) columns.push({ first: next, last: step - 1, idle: true });
       columns.push({ first: step, last: step, idle: false });
@@ -171,7 +173,7 @@ class Frames {
   narration(step) {
     const said = this.raw.narration[String(step)]; // indices into raw.sentences (each sentence sent once)
     if (said) return said.map((i) => this.raw.sentences[i]);
-    const next = this.busy[bisectRight(this.busy, step, (s) => s)];
+    const next = this.busy[bisectRight(this.busy, step, (s) => s)] ?? this.raw.next_busy ?? undefined;
     if (next === undefined) return ["Nothing happens at this step."];
     return [`Idle: nothing runs or waits until step ${next.toLocaleString("en")}, when the next request arrives.`];
   }

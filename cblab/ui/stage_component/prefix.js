@@ -21,8 +21,9 @@ class PrefixPanel {
     this.onSelect = null;
     // Hits so far: after admission i, the tokens looked up and the blocks hit (the summary's prefix_hit_rate).
     this.admissions = frames.raw.kv.admissions || [];
-    this.lookedUp = [0];
-    this.hitBlocks = [0];
+    const before = frames.raw.kv.before || [0, 0];  // a window: the run's admissions before it, not listed
+    this.lookedUp = [before[0]];
+    this.hitBlocks = [before[1]];
     for (const [, , lookedUp, hits] of this.admissions) {
       this.lookedUp.push(this.lookedUp[this.lookedUp.length - 1] + lookedUp);
       this.hitBlocks.push(this.hitBlocks[this.hitBlocks.length - 1] + hits);

@@ -340,8 +340,9 @@ class Stage {
     this.setup.replaceChildren(el("p", "", "The run stays hidden until you answer the prediction above."),
       ...this.runs.map((frames, i) => el("p", "", (data.labels?.[i] ? `${data.labels[i]}: ` : "") + setupOf(frames))));
     // The clock: one position per display column (side by side: one per step of the longer run).
+    const from = Math.min(...this.runs.map((f) => f.first));  // (a long run's window: its first step)
     this.clock = this.runs.length === 1 ? this.runs[0].columns.map((c) => c.first)
-      : Array.from({ length: Math.max(...this.runs.map((f) => f.steps)) }, (_, i) => i);
+      : Array.from({ length: Math.max(...this.runs.map((f) => f.steps)) - from }, (_, i) => from + i);
     this.slider.max = String(this.clock.length - 1);
     this.speed.value = String(data.speed);
     this.position = Math.max(0, this.clock.findLastIndex((step) => step <= (data.start || 0)));
@@ -419,7 +420,9 @@ class Stage {
     this.where.textContent = `Step ${n(step)}`
       + (this.runs.length === 1 && column.idle ? ` · idle until step ${n(column.last + 1)}` : "")
       + (this.limit === 0 ? " · answer the prediction to see the run"
-        : this.limit !== null ? ` · answer the prediction to see step ${n(this.limit)}` : ` · steps 0–${n(last)}`);
+        : this.limit !== null ? ` · answer the prediction to see step ${n(this.limit)}` : ` · steps ${n(this.clock[0])}–${n(last)}`)
+      + (this.limit === null && this.runs[0].total > this.runs[0].steps - this.runs[0].first
+        ? ` of the run's 0–${n(this.runs[0].total - 1)}` : "");
     this.playLabel();
     this.renderSide(step);
     if (animate) this.fly(before, step);

@@ -61,6 +61,10 @@ class PoolReplay:
         """Each block's reference count (O(pool): for reading)."""
         return [self._refs.get(block, 0) for block in range(self.num_blocks)]
 
+    def references(self, block: int) -> int:
+        """One block's reference count (O(1), where `refs` lists the whole pool's)."""
+        return self._refs.get(block, 0)
+
     def apply(self, log, i: int) -> str | None:
         """Apply event `i` of `log`; the reason it could not have happened, or None."""
         kind = log.kind[i]
