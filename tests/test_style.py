@@ -4,7 +4,6 @@ only `engine` and `cblab` to site-packages' top level; and the engine keeps nano
 schedule, run, postprocess; the log written once per phase; nothing of the bug zoo in the core)."""
 
 import ast
-import fnmatch
 import pathlib
 import shutil
 import subprocess
@@ -90,14 +89,12 @@ def test_app_py_only_wires_the_front_end_together():
 
 
 def test_the_installed_top_level_packages_are_engine_and_cblab():
-    """pyproject's packages.find picks the repository's folders `engine` (the public API) and `cblab`
-    (the front ends), each a package, and no other: no generic `ui` or `cli` in site-packages."""
+    """pyproject's packages are the repository's folders `engine` (the public API) and `cblab` (the front
+    ends) with their subpackages, and no other top-level name: no generic `ui` or `cli` in site-packages."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
-    folders = [path for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith(".")]
-    top = {path.name for path in folders if any(fnmatch.fnmatchcase(path.name, pattern) for pattern in include)}
-    assert top == {"engine", "cblab"}
-    assert all((ROOT / name / "__init__.py").is_file() for name in top)
+    packages = pyproject["tool"]["setuptools"]["packages"]
+    assert {name.split(".")[0] for name in packages} == {"engine", "cblab"}
+    assert all((ROOT / name / "__init__.py").is_file() for name in ("engine", "cblab"))
     assert pyproject["project"]["scripts"]["cb-lab"].startswith("cblab.cli.")
 
 

@@ -36,7 +36,10 @@ from .toml_reader import ScenarioError, Table
 from .trace_workload import TraceWorkload, parse_trace
 from .workload_table import parse_workload
 
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+# The lessons' folder: an installed wheel's copy (engine/lab/scenarios, which pyproject.toml's package-dir fills
+# from the repository's scenarios/), else a checkout's scenarios/, which teachers edit (an editable install too).
+_INSTALLED = Path(__file__).resolve().parent / "scenarios"
+SCENARIO_DIR = _INSTALLED if _INSTALLED.is_dir() else Path(__file__).resolve().parents[2] / "scenarios"
 TRACE_DIR = SCENARIO_DIR / "traces"  # whole-trace replays (`trace-*`): reference runs for the CLI, not lessons
 COURSE_FILE = "course.toml"  # the course's order of the scenarios (engine/lab/course.py), not a scenario
 INT_KEY = re.compile(r"-?[0-9]{1,19}")  # a [vocabulary] or [captions] key: an int64 written in quotes
