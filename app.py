@@ -1,80 +1,22 @@
 """Continuous Batching Lab: watch continuous batching happen, one step at a time.
 
-The page's frame is laid out in `cblab/ui/layout.py` (the header, the tabs), the controls live in
-`cblab/ui/controls.py` (their table in `cblab/ui/settings.py`), the cached runs in `cblab/ui/runs.py`, the lesson
-in `cblab/ui/lesson_view.py`, the views in `cblab/ui/stage.py` and `cblab/ui/tabs.py`; this page only wires
-them together: header, sidebar, the run, the lesson, the tabs.
-"""
+    streamlit run app.py        (in a checkout; installed, `cb-lab app` runs this same file)
 
-import dataclasses
+Streamlit runs this file in two ways. For every learner's page and every click it runs it as the
+script (`__main__`), which draws the page (`cblab/app.py`). When the server starts, it imports it
+and finds an `st.App`, Streamlit's app with a start-up hook (its lifespan): the hook imports the
+page's modules and reads the course before the server answers (`cblab/cli/worker_start.py`'s
+`warmed`), so a class landing at once on a just-started server waits for none of it. Streamlit's
+settings for the app are in `.streamlit/config.toml`, beside this file.
+"""
 
 import streamlit as st
 
-from cblab.ui import url
-from cblab.ui.controls import UPLOAD, scenario_ui, settings_ui
-from cblab.ui.course import render_scores
-from cblab.ui.layout import render_header, render_tabs
-from cblab.ui.lesson_view import render_lesson
-from cblab.ui.page import render_page
-from cblab.ui.runs import Overrides, UserError, is_event_log, load
+if __name__ == "__main__":
+    from cblab.app import render
 
-LESSON_HELP = "A link opens a lesson by name or number: ?lesson=part2-slot-refill or ?lesson=1.2."
+    render()
+else:
+    from cblab.cli.worker_start import warmed
 
-st.set_page_config(page_title="Continuous Batching Lab", page_icon="🧮", layout="wide")
-
-header = render_header()
-switches, presentation = header.switches, header.presentation
-
-with st.sidebar:
-    name, upload, scenario = scenario_ui()
-    replaying = is_event_log(upload)  # an event log: replayed as recorded
-    overrides = Overrides() if replaying else settings_ui(scenario, switches)
-    if replaying or upload is None and name == UPLOAD:
-        url.save({"scenario": name})
-    render_scores()
-if name == UPLOAD and upload is None:
-    st.info(
-        "Choose a scenario TOML, an event-log JSONL or a request trace in the sidebar (up to 5 MB). Nothing you "
-        "upload is run as code: scenarios and traces are data, and an event log is only replayed."
-    )
-    render_page()
-    st.stop()
-try:
-    run = load(name, upload, overrides)
-    side_by_side = not replaying and (switches[2] if presentation else st).toggle(
-        "Static and continuous side by side",
-        key="side_by_side",
-        bind="query-params",
-        help="Plays static and continuous batching of this scenario on one clock.",
-        wrap=True,
-    )
-    pair = None  # static and continuous, side by side on one clock
-    if side_by_side:
-        pair = [load(name, upload, dataclasses.replace(overrides, batching=b)) for b in ("static", "continuous")]
-except UserError as exc:
-    st.error(str(exc))
-    if "the limit is" in str(exc):
-        st.caption("docs/limits.md lists every limit a run, a file or a link must stay under.")
-    render_page()
-    st.stop()
-if replaying:
-    settings = run.log.config
-    st.sidebar.info(
-        f"Replaying {upload.name} as recorded: batch_size {settings.batch_size}, {settings.batching}, "
-        f"{'padded' if settings.padded else 'ragged'}, stop token {settings.stop_token}."
-    )
-    if run.undelivered:
-        st.warning(
-            f"This log ends before the run did: {run.undelivered:,} of its {len(run.log.requests):,} requests "
-            f"were never delivered. It replays as recorded, up to step {len(run.replay) - 1:,}."
-        )
-
-if st.session_state.get("unknown_lesson"):
-    st.warning(f"There is no lesson {st.session_state.pop('unknown_lesson')!r}; here is lesson 1. {LESSON_HELP}")
-cap = None  # the first step a prediction still hides
-if run.scenario is not None:
-    with header.lesson:
-        cap = render_lesson(run, name, scenario, upload is not None, (header.title, header.onward), switches)
-
-render_tabs(run, pair, name, upload, overrides, cap, presentation)
-render_page()
+    app = st.App(__file__, lifespan=warmed)

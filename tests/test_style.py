@@ -74,18 +74,20 @@ def test_the_engine_imports_no_ui_library():
             assert f"import {library}" not in text and f"from {library}" not in text, path
 
 
-def test_app_py_only_wires_the_front_end_together():
-    """app.py imports the app's parts (cblab/ui/), not the engine or the CLI, and lays out nothing itself:
-    the page's frame is cblab/ui/layout.py."""
-    app = ROOT / "app.py"
-    assert imported(app) and all(name == "cblab.ui" or name.startswith("cblab.ui.") for name in imported(app))
+def test_the_page_only_wires_the_front_end_together():
+    """The page (cblab/app.py) imports the app's parts (cblab/ui/), not the engine or the CLI, and lays out
+    nothing itself: the page's frame is cblab/ui/layout.py. app.py, the entry, draws the page and starts the
+    server warm, nothing else."""
+    page = ROOT / "cblab" / "app.py"
+    assert imported(page) and all(name == "cblab.ui" or name.startswith("cblab.ui.") for name in imported(page))
     layout = ("columns", "tabs", "container", "expander")
     calls = [
         node.func.attr
-        for node in ast.walk(ast.parse(app.read_text()))
+        for node in ast.walk(ast.parse(page.read_text()))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in layout
     ]
     assert calls == []
+    assert imported(ROOT / "app.py") == {"cblab.app", "cblab.cli.worker_start"}
 
 
 def test_the_installed_top_level_packages_are_engine_and_cblab():

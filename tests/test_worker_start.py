@@ -1,4 +1,5 @@
-"""`python -m cblab.cli.worker_start`: a worker warms up, then hands its arguments to Streamlit's command."""
+"""A server starts warm: `app.py` is an st.App whose start-up hook warms it, and `python -m cblab.cli.worker_start`
+warms a worker, then hands its arguments to Streamlit's command."""
 
 import subprocess
 import sys
@@ -37,9 +38,19 @@ def test_the_warm_up_imports_what_the_app_imports_and_reads_the_course():
 def test_the_modules_warmed_are_read_from_the_app_s_imports(tmp_path):
     app = tmp_path / "app.py"
     app.write_text(
-        "import json\nimport os.path, json\nfrom cblab.ui import url\nfrom . import x\ndef f():\n    import csv"
+        "import json\nimport os.path, json\nfrom cblab.ui import url\nfrom . import x\ndef f():\n    import csv\n"
+        "if x:\n    import re\nelse:\n    from cblab import app\n"
     )
-    assert imported_modules(app) == ["json", "os.path", "cblab.ui"]
+    assert imported_modules(app) == ["json", "os.path", "cblab.ui", "re", "cblab"]
+
+
+def test_streamlit_finds_app_py_s_start_up_hook():
+    """`streamlit run app.py` sees an st.App in it (Streamlit reads the file's source), so it serves the app as
+    one, and runs its lifespan, which warms the server, before it answers."""
+    from streamlit.web.server.app_discovery import discover_asgi_app
+
+    found = discover_asgi_app(APP)
+    assert found.is_asgi_app and found.import_string == "app:app"
 
 
 def test_a_worker_of_this_tree_starts_warmed_and_one_of_an_older_tree_as_plain_streamlit(tmp_path):
