@@ -9,6 +9,9 @@
     python -m engine check SOLUTION.py [--class NAME] [--seed S] [--timeout SECONDS] [--jsonl OUT]
                            [--scale-budget SECONDS | --no-scale]
     python -m engine serve [--workers N] [--port P] [--run-cache DIR] [-- STREAMLIT OPTIONS]
+    python -m engine app [-- STREAMLIT OPTIONS]
+
+`cb-lab` (and `python -m cblab`) is the same command.
 
 SCENARIO is a path or the name of a built-in scenario (`part2-slot-refill`). Errors are
 one line on stderr with exit status 2.
@@ -33,6 +36,7 @@ from engine.lab.toml_reader import ScenarioError
 from engine.practice.checker.sandbox import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from engine.practice.checker.scale.section import DEFAULT_BUDGET
 
+from .app_command import add_app_parser, app_command
 from .lab_commands import compare_command, replicas_command, sweep_command
 from .options import (
     batch_sizes,
@@ -127,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_parser(commands)
     add_cache_curve_parser(commands)
     add_splitwise_parser(commands)
+    add_app_parser(commands)
     for sub in (run, compare_cmd):
         engine_options(sub, batching_mode=False)
         cost_options(sub)
@@ -215,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             "sweep": sweep_command,
             "replicas": replicas_command,
             "serve": serve_command,
+            "app": app_command,
         }
         return commands[args.command](args)
     except (ScenarioError, ValueError, TypeError, OSError) as exc:

@@ -44,10 +44,14 @@ def imported_modules(app: Path) -> list[str]:
 
 
 def warm(app: Path) -> None:
-    """The modules `app` imports, then `warm_caches`."""
-    for name in imported_modules(app):
-        importlib.import_module(name)
-    warm_caches()
+    """The modules `app` imports, then `warm_caches`. A failure (a course file a teacher broke, say) is one
+    line on stderr, and the server starts anyway: its page then says what is wrong, as it would have."""
+    try:
+        for name in imported_modules(app):
+            importlib.import_module(name)
+        warm_caches()
+    except Exception as exc:
+        print(f"warning: the server starts cold ({type(exc).__name__}: {exc})", file=sys.stderr, flush=True)
 
 
 def warm_caches() -> None:
