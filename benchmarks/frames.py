@@ -89,7 +89,7 @@ def _open(tree: Path, lesson: str):
 
 def _payload(app) -> int:
     """The stage's data as sent: its JSON text, or its bytes."""
-    (stage,) = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous_batching_lab.stage"]
+    (stage,) = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous-batching-lab.stage"]
     return len(stage.proto.json.encode()) if stage.proto.WhichOneof("data") == "json" else len(stage.proto.bytes)
 
 

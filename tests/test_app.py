@@ -14,7 +14,7 @@ APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")
 
 def stage_data(app: AppTest) -> dict:
     """What the app sent the stage on its last run (a run's frames only the first time it is shown)."""
-    stages = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous_batching_lab.stage"]
+    stages = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous-batching-lab.stage"]
     assert len(stages) == 1
     header, runs = unpack(stages[0].proto.bytes)
     return {**header, "runs": runs} if runs else header

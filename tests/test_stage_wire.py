@@ -41,7 +41,7 @@ def test_the_anyscale_run_s_first_view_is_under_1_mb_as_sent():
 
 def sent(app) -> bytes:
     """The stage's data as the app sent it on its last run."""
-    (stage,) = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous_batching_lab.stage"]
+    (stage,) = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous-batching-lab.stage"]
     return stage.proto.bytes
 
 

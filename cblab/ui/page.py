@@ -3,21 +3,21 @@
 It keeps the browser history to one entry per lesson, so Back returns to the previous
 lesson (a step, a tab or a speed replaces the entry), and it keeps the learner's checked
 predictions in the browser's localStorage, never on the server, so a reload or the next
-visit keeps every chapter's score. Its JavaScript ships in `cblab/ui/page_component/`.
+visit keeps every chapter's score. Its JavaScript ships in `cblab/ui/page_component/` (a package
+asset: `cblab/ui/components.py`).
 """
 
 from __future__ import annotations
 
 import functools
 import secrets
-from pathlib import Path
 
 import streamlit as st
 
+from cblab.ui.components import PackagedComponent
 from cblab.ui.course import course, kept_scores, restore_scores
 
-HERE = Path(__file__).resolve().parent / "page_component"
-PAGE = st.components.v2.component("continuous_batching_lab.page", js=(HERE / "page.js").read_text(encoding="utf-8"))
+PAGE = PackagedComponent("page", js="page.js")
 RESTORED = "scores_restored"  # session state: the browser's kept predictions were taken (or there were none)
 
 

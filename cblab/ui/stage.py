@@ -2,7 +2,8 @@
 played in the browser.
 
 The stage is a Streamlit custom component (v2) whose CSS and JavaScript ship in
-`cblab/ui/stage_component/` (nothing is fetched at run time). Python sends a run's frames
+`cblab/ui/stage_component/`, served by the app's own server as the package's declared assets
+(`cblab/ui/components.py`; nothing is fetched from elsewhere). Python sends a run's frames
 (`engine.analysis.frames.encode`, computed and compressed once per run: `cblab/ui/stage_wire.py`)
 the first time the session shows that run; later reruns send only the run's id, and the
 browser keeps the frames it has. If the browser has lost them (it fires `missing`), the next
@@ -19,25 +20,19 @@ as the run before, so Streamlit sends it as a reference to the browser's copy.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from cblab.ui import url
 from cblab.ui.batch_view import batch_table, batch_view
+from cblab.ui.components import PackagedComponent
 from cblab.ui.runs import Run
 from cblab.ui.stage_wire import pack
 
-HERE = Path(__file__).resolve().parent / "stage_component"
-# One module, the files in this order; stage.js exports it.
+# One module in the browser: stage.js imports the others (the inline form: these files in this order).
 SCRIPTS = ("wire.js", "frames.js", "kv.js", "prefix.js", "pool.js", "stage.js")
 SPEEDS = (0.5, 1, 2, 4, 8, 15, 30, 60)  # steps per second the speed menu offers
 DEFAULT_SPEED = 2
-STAGE = st.components.v2.component(
-    "continuous_batching_lab.stage",
-    css=(HERE / "stage.css").read_text(encoding="utf-8"),
-    js="\n".join((HERE / name).read_text(encoding="utf-8") for name in SCRIPTS),
-)
+STAGE = PackagedComponent("stage", js="stage.js", css="stage.css", scripts=SCRIPTS)
 
 
 def nearest_speed(speed: float) -> float:

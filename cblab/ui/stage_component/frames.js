@@ -1,7 +1,9 @@
 // A run's frames (engine/analysis/frames.py), decoded into lookups the stage asks every frame.
 // No DOM here: `Frames` answers "what is in slot s at step k", "who waits", "what happened".
 
-function bisectRight(sorted, value, key) {
+import { KVPool } from "./kv.js";
+
+export function bisectRight(sorted, value, key) {
   let lo = 0, hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
@@ -10,7 +12,7 @@ function bisectRight(sorted, value, key) {
   return lo;
 }
 
-class Frames {
+export class Frames {
   constructor(raw) {
     this.raw = raw;
     this.slots = raw.slots;

@@ -6,9 +6,11 @@
 // With prefix caching a block may be in several tables: `refs` counts them, and `cached` marks
 // the blocks that hold a full block's tokens under their identity (a free one can still be hit).
 
+import { bisectRight } from "./frames.js";
+
 const CHECKPOINT_OPS = 64;
 
-class KVPool {
+export class KVPool {
   constructor(kv) {
     this.blocks = kv.blocks;
     this.used = kv.used ?? kv.blocks;  // 1 + the highest block id the run takes

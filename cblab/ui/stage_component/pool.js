@@ -8,11 +8,14 @@
 // enough for their ids and counts; every figure names its unit (blocks or tokens).
 // The boxes are made once and only those whose state changed are touched at each step.
 
+import { PrefixPanel } from "./prefix.js";
+import { el } from "./stage.js";
+
 const MAX_DRAWN_BLOCKS = 8192;  // a bigger pool shows its gauge and block tables, not a box per block
 const LABELLED_BLOCKS = 128;  // up to this many blocks, each box shows its id
 const MAX_TABLE_ENTRIES = 256;  // a block table longer than this shows its first entries
 
-class PoolView {
+export class PoolView {
   constructor(frames, parent, select) {
     this.frames = frames;
     this.pool = frames.kv;
@@ -174,7 +177,7 @@ class PoolView {
 }
 
 // "1 block", "2 blocks", "1,024 tokens": every figure of the panel with its unit.
-function counted(value, unit) {
+export function counted(value, unit) {
   return `${value.toLocaleString("en")} ${unit}${value === 1 ? "" : "s"}`;
 }
 

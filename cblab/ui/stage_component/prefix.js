@@ -4,7 +4,11 @@
 // block is ever shared), and the note on a clicked block naming every request that holds it, each a
 // button that shows its block table. No state of its own but the block picked.
 
-class PrefixPanel {
+import { bisectRight } from "./frames.js";
+import { counted } from "./pool.js";
+import { el } from "./stage.js";
+
+export class PrefixPanel {
   static LEGEND = [["l-shared", "shared (×n: rows holding it; click for who)"], ["l-cached", "cached, free"],
     ["l-evicted", "cache evicted at this step"]];
   static CACHED_FREE = ", still caching a full block's tokens: a request whose tokens start the same way hits it,"

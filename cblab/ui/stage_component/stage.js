@@ -3,6 +3,10 @@
 // ←/→/space/Home/End run here, and the step is reported back (setStateValue("step")) when
 // playback pauses, so the URL, the batch view and the other tabs follow.
 
+import { readStageData, inflateFrames } from "./wire.js";
+import { Frames } from "./frames.js";
+import { PoolView, counted } from "./pool.js";
+
 const KEEP_RUNS = 4;  // runs whose frames the page keeps (Python sends each run's frames once)
 const FRAMES = new Map();  // run id -> [Frames]: outlives a stage, so a remounted stage needs no resend
 const INFLATING = new Map();  // run id -> the promise of its frames, while they are inflated
@@ -16,7 +20,7 @@ const SHOWN_CHIPS = 60;  // the waiting queue's chips drawn; the rest are counte
 const PROJECTED_CHIPS = 16;  // the same in presentation mode, where each chip is 24 px text
 const NARROW = 640;  // px: below this the queue and the narration go under the grid (a phone)
 
-function el(tag, className, text) {
+export function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;

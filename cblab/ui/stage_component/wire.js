@@ -3,7 +3,7 @@
 
 const HEADER_BYTES = 4;  // the header's length, big-endian
 
-function readStageData(bytes) {
+export function readStageData(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const size = view.getUint32(0);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(HEADER_BYTES, HEADER_BYTES + size)));
@@ -17,7 +17,7 @@ function readStageData(bytes) {
 }
 
 // One run's frames, as engine/analysis/frames.py's `for_the_wire` gave them (each sentence once).
-async function inflateFrames(compressed) {
+export async function inflateFrames(compressed) {
   const stream = new Blob([compressed]).stream().pipeThrough(new DecompressionStream("deflate"));
   return JSON.parse(await new Response(stream).text());
 }
