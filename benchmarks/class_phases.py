@@ -1,7 +1,8 @@
 """A class at once: N learners' sessions land together, then all act together, each action timed.
 
 A phase starts every session's step in the same event-loop turn and waits for all of them;
-a step is timed from its send to its `script_finished` (a landing: from the page request).
+a step is timed from its send to its `script_finished` (a landing: from the page request), and
+the bytes of the messages it brought are counted (a click's: what the server sends for it).
 A session that fails (a timeout, a dropped connection, a traceback on its page) is counted
 and named, not waited for again. The soak keeps every session rerunning, one rerun after the
 other, until the class has done the reruns asked for, reporting the server's memory as it goes.
@@ -25,6 +26,7 @@ ACTIONS = ("typed answer", "Check prediction", "Next lesson")
 class Outcome:
     seconds: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    received: list[int] = field(default_factory=list)  # each session's bytes of the step's messages
 
     def summary(self) -> tuple[float, float, float, float]:
         """min, median, p90, max (seconds)."""
@@ -46,13 +48,16 @@ def resident_mib(pids: list[int], peak: bool = False) -> float:
 
 
 async def together(steps) -> Outcome:
-    """Run `steps` (coroutines returning seconds) at once; their times and failures."""
+    """Run `steps` ((session, coroutine returning seconds) pairs) at once; their times, bytes and failures."""
+    steps = list(steps)
     outcome = Outcome()
-    for result in await asyncio.gather(*steps, return_exceptions=True):
+    results = await asyncio.gather(*(step for _, step in steps), return_exceptions=True)
+    for (session, _), result in zip(steps, results):
         if isinstance(result, BaseException):
             outcome.failures.append(f"{type(result).__name__}: {result}"[:300])
         else:
             outcome.seconds.append(result)
+            outcome.received.append(session.run_bytes)
     return outcome
 
 
@@ -67,7 +72,7 @@ async def checked(session: Session, step) -> float:
 async def land(url: str, query: str, count: int, timeout: float) -> tuple[list[Session], Outcome]:
     """`count` sessions open `url`/?`query` at once; those that landed, and the times."""
     sessions = [Session(url, query, timeout) for _ in range(count)]
-    outcome = await together(checked(s, s.land()) for s in sessions)
+    outcome = await together((s, checked(s, s.land())) for s in sessions)
     landed = [s for s in sessions if s.session_id and not s.exceptions()]
     return landed, outcome
 
@@ -87,7 +92,7 @@ async def act(sessions: list[Session], action: str, predictions: dict[Session, L
     async def one(session: Session) -> float:
         return await checked(session, step(session))
 
-    return await together(one(s) for s in sessions)
+    return await together((s, one(s)) for s in sessions)
 
 
 async def close(sessions: list[Session]) -> None:
@@ -101,7 +106,7 @@ async def soak(
     prediction, one rerun after the other, until `reruns` in all; returns the memory reports
     (reruns done, seconds, resident MiB) and the reruns' times."""
     sessions = [Session(url, queries[i % len(queries)], timeout) for i in range(count)]
-    await together(s.land() for s in sessions)
+    await together((s, s.land()) for s in sessions)
     start = time.perf_counter()
     reports = [(0, 0.0, resident_mib(pids))]
     outcome = Outcome()

@@ -1,7 +1,9 @@
 """The classroom benchmark's table: one row per lesson, action and setting, side by side.
 
 Times are min / median / p90 / max in seconds over the sessions that completed the step,
-with the number that failed (timed out, lost their connection, or showed a traceback);
+with the number that failed (timed out, lost their connection, or showed a traceback), then
+the bytes the server sent for the step: the median per session and the sum over the sessions
+(a click's: its rerun's messages; a landing's: the first run's, not the page's static files);
 memory rows give the servers' resident memory (VmRSS, summed over workers) after the
 landings and after the actions, and the peak (VmHWM); first-paint rows are over the fresh
 Chromium pages.
@@ -9,11 +11,16 @@ Chromium pages.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 
 from benchmarks.class_phases import Outcome
 
-HEADER = f"{'lesson':<7}{'step':<18}{'settings':<32}{'min':>7}{'median':>8}{'p90':>8}{'max':>8}{'failed':>8}"
+WIDTH = 44  # the settings column
+HEADER = (
+    f"{'lesson':<7}{'step':<18}{'settings':<{WIDTH}}{'min':>7}{'median':>8}{'p90':>8}{'max':>8}{'failed':>8}"
+    f"{'kB each':>9}{'kB all':>9}"
+)
 
 
 @dataclass
@@ -30,15 +37,18 @@ class Measured:
 
 def time_row(lesson: str, step: str, settings: str, outcome: Outcome) -> str:
     if not outcome.seconds:
-        return f"{lesson:<7}{step:<18}{settings:<32}{'(none completed)':>39}{len(outcome.failures):>8}"
+        return f"{lesson:<7}{step:<18}{settings:<{WIDTH}}{'(none completed)':>31}{len(outcome.failures):>8}"
     low, median, p90, high = outcome.summary()
     figures = f"{low:>7.2f}{median:>8.2f}{p90:>8.2f}{high:>8.2f}"
-    return f"{lesson:<7}{step:<18}{settings:<32}{figures}{len(outcome.failures):>8}"
+    sent = ""
+    if outcome.received:
+        sent = f"{statistics.median(outcome.received) / 1000:>9.1f}{sum(outcome.received) / 1000:>9.0f}"
+    return f"{lesson:<7}{step:<18}{settings:<{WIDTH}}{figures}{len(outcome.failures):>8}{sent}"
 
 
 def memory_row(lesson: str, settings: str, memory: dict[str, float]) -> str:
     text = ", ".join(f"{what} {mib:,.0f} MiB" for what, mib in memory.items())
-    return f"{lesson:<7}{'resident memory':<18}{settings:<32}{text}"
+    return f"{lesson:<7}{'resident memory':<18}{settings:<{WIDTH}}{text}"
 
 
 def table(results: list[Measured], steps: list[str]) -> list[str]:
@@ -52,7 +62,7 @@ def table(results: list[Measured], steps: list[str]) -> list[str]:
         for r in mine:
             if r.spread:
                 spread = ", ".join(f"{worker}: {n}" for worker, n in sorted(r.spread.items()))
-                lines.append(f"{lesson:<7}{'sessions on':<18}{r.settings:<32}{spread}")
+                lines.append(f"{lesson:<7}{'sessions on':<18}{r.settings:<{WIDTH}}{spread}")
     return lines
 
 

@@ -1,25 +1,32 @@
 """A whole class on one server: N learners land at once, then all act at once, measured.
 
     python benchmarks/classroom.py [--sessions 30] [--lessons 1.1,8.4] [--config 'NAME=OPTIONS' ...]
+    python benchmarks/classroom.py --start 'streamlit run' --start 'cb-lab app'   # how the server is started
+    python benchmarks/classroom.py --app before=/tmp/main/app.py --app after=app.py  # two trees side by side
     python benchmarks/classroom.py --workers 1,2            # the same class behind nginx (cb-lab serve)
     python benchmarks/classroom.py --url http://127.0.0.1:8501 [--pid PID ...]   # a server already running
     python benchmarks/classroom.py --soak [--reruns 2000]   # memory over >= 2,000 reruns by 30 sessions
 
-For each lesson and each setting, side by side in one run, a fresh server (`streamlit run
-app.py`, warmed as `cblab/cli/worker_start.py` says, with the setting's command-line options,
-e.g. `--runner.postScriptGC false`) is started on loopback, and N browserless sessions
-(`benchmarks/streamlit_client.py`, which speaks Streamlit's websocket protocol; `python -m
-benchmarks.chromium_compare` checks it against Chromium) do, all at once: a cold landing
-(the server's first sight of the lesson), then N new sessions a warm landing, then a typed
-answer in the lesson's open prediction, Check prediction, and Next lesson, each after the
-class has read for `--read` seconds (5; 0: back to back); while a class reads, the server
-makes the next lesson (cblab/ui/prefetch.py). Each step is timed from its send to Streamlit's
-`script_finished` (a landing: from the page request). Then one learner opens the lesson in
-headless Chromium three times on the warm server: seconds to the stage's first painted grid;
-and, last, Streamlit's own floor: the same for a page that is only a title.
-The server's resident memory is read from /proc. Each fresh server gets an empty runs cache
-folder (`CBL_RUN_CACHE`); `--app PATH` serves another tree's app.py (e.g. an export of
-another commit: `git archive REF | tar -x -C DIR`).
+For each lesson, tree, start and setting, side by side in one run, a fresh server is started on
+loopback and N browserless sessions (`benchmarks/streamlit_client.py`, which speaks Streamlit's
+websocket protocol; `python -m benchmarks.chromium_compare` checks it against Chromium) do, all at
+once: a cold landing (the server's first sight of the lesson), then N new sessions a warm landing,
+then a typed answer in the lesson's open prediction, Check prediction, and Next lesson, each after
+the class has read for `--read` seconds (5; 0: back to back); while a class reads, the server makes
+the next lesson (cblab/ui/prefetch.py). Each step is timed from its send to Streamlit's
+`script_finished` (a landing: from the page request), and the bytes the server sent for it are
+counted (per session, and for the whole class). Then one learner opens the lesson in headless
+Chromium three times on the warm server: seconds to the stage's first painted grid; and, last,
+Streamlit's own floor: the same for a page that is only a title.
+
+A server is started (`--start`, repeatable) as `worker` (the default: a `cb-lab serve` worker,
+`python -m cblab.cli.worker_start run app.py`, warmed before it answers and watching no files),
+`streamlit run` (the README's `streamlit run app.py`, with only the port, the address and headless
+added) or `cb-lab app` (the installed command, run as `python -m cblab app` from an empty folder
+with the tree on `PYTHONPATH`), always with the setting's command-line options, e.g.
+`--runner.postScriptGC false`. The server's resident memory is read from /proc. Each fresh server
+gets an empty runs cache folder (`CBL_RUN_CACHE`); `--app [NAME=]PATH` (repeatable) serves another
+tree's app.py (e.g. an export of another commit: `git archive REF | tar -x -C DIR`).
 
 A setting is `NAME=OPTIONS`: Streamlit options and `VAR=value` environment entries, e.g.
 `--config 'gc off=--runner.postScriptGC false'`. By default: postScriptGC true (Streamlit's
@@ -37,6 +44,7 @@ import contextlib
 import os
 import re
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -67,11 +75,33 @@ def setting(text: str) -> tuple[str, list[str], dict[str, str]]:
     return name.strip(), [w for w in words if not ENV_ENTRY.match(w)], env
 
 
+STARTS = ("worker", "streamlit run", "cb-lab app")
+
+
+def start_server(start: str, port: int, options: list[str], env: dict[str, str], app: Path, folder: Path):
+    """A server of `app`'s tree on 127.0.0.1:`port`, started as `start` (one of STARTS)."""
+    if start == "worker":
+        return start_worker(port, options, env, app=app)
+    listen = ["--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1"]
+    if start == "streamlit run":
+        command, cwd = [sys.executable, "-m", "streamlit", "run", str(app)], app.parent
+    else:  # `cb-lab app`, from another folder
+        command, cwd = [sys.executable, "-m", "cblab", "app", "--"], folder
+        env = {**env, "PYTHONPATH": str(app.parent)}
+    return subprocess.Popen(
+        [*command, *listen, *options],
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 @contextlib.contextmanager
-def server(args, options: list[str], env: dict[str, str], workers: int | None):
-    """(url, pids) of a fresh server with `options`: one worker, or `workers` behind nginx; or `--url`.
-    A fresh server also gets an empty runs cache folder (`CBL_RUN_CACHE`, shared by its workers),
-    so that its first landing is cold, unless the setting names one."""
+def server(args, app: Path, start: str, options: list[str], env: dict[str, str], workers: int | None):
+    """(url, pids) of a fresh server of `app`'s tree with `options`: one, started as `start`, or `workers`
+    behind nginx; or `--url`. A fresh server also gets an empty runs cache folder (`CBL_RUN_CACHE`, shared by
+    its workers), so that its first landing is cold, unless the setting names one."""
     if args.url:
         yield check_loopback(args.url), args.pid
         return
@@ -79,14 +109,14 @@ def server(args, options: list[str], env: dict[str, str], workers: int | None):
         env = {"CBL_RUN_CACHE": cache, "PYTHONDONTWRITEBYTECODE": "1", **env}
         if workers is None:
             port = free_port()
-            process = start_worker(port, options, env, app=args.app)
+            process = start_server(start, port, options, env, app, Path(cache))
             try:
                 wait_healthy(f"http://127.0.0.1:{port}", process)
                 yield f"http://127.0.0.1:{port}", [process.pid]
             finally:
                 stop(process)
         else:
-            with serving(workers, free_port(), options=options, env=env, app=args.app) as deployment:
+            with serving(workers, free_port(), options=options, env=env, app=app) as deployment:
                 yield deployment.url, [w.pid for w in deployment.workers]
 
 
@@ -111,10 +141,18 @@ async def one_class(url: str, pids: list[int], result: Measured, args) -> None:
 
 def measure(args, deadline: float) -> list[Measured]:
     results = []
-    runs = [(lesson, s, w) for lesson in args.lessons for s in args.config for w in args.workers or [None]]
-    for lesson, text, workers in runs:
+    runs = [
+        (lesson, tree, start, text, workers)
+        for lesson in args.lessons
+        for tree in args.app
+        for start in args.start
+        for text in args.config
+        for workers in args.workers or [None]
+    ]
+    for lesson, (tree, app), start, text, workers in runs:
         name, options, env = setting(text)
-        label = name if workers is None else f"{name}, {workers} worker{'s' * (workers > 1)}"
+        parts = [tree] * (len(args.app) > 1) + [start] * (len(args.start) > 1) + [name]
+        label = ", ".join(parts) if workers is None else f"{', '.join(parts)}, {workers} worker{'s' * (workers > 1)}"
         result = Measured(lesson, label)
         results.append(result)
         print(f"lesson {lesson}, {label} ...", file=sys.stderr, flush=True)
@@ -122,17 +160,20 @@ def measure(args, deadline: float) -> list[Measured]:
         if remaining <= 0:
             result.failures.append("the time limit was reached before this run")
             continue
-        with server(args, options, env, workers) as (url, pids):
-            try:
-                asyncio.run(asyncio.wait_for(one_class(url, pids, result, args), remaining))
-            except TimeoutError:
-                result.failures.append(f"stopped at the time limit ({args.time_limit:g} s)")
-                continue
-            if args.paint and not args.workers:
-                from benchmarks.first_paint import first_paints
+        try:
+            with server(args, app, start, options, env, workers) as (url, pids):
+                try:
+                    asyncio.run(asyncio.wait_for(one_class(url, pids, result, args), remaining))
+                except TimeoutError:
+                    result.failures.append(f"stopped at the time limit ({args.time_limit:g} s)")
+                    continue
+                if args.paint and not args.workers:
+                    from benchmarks.first_paint import first_paints
 
-                paints = first_paints(url, [f"lesson={lesson}"], limit=args.timeout)
-                result.steps["first paint"] = phases.Outcome(seconds=paints[f"lesson={lesson}"])
+                    paints = first_paints(url, [f"lesson={lesson}"], limit=args.timeout)
+                    result.steps["first paint"] = phases.Outcome(seconds=paints[f"lesson={lesson}"])
+        except RuntimeError as exc:  # the server did not start (a tree without `cb-lab app`, say)
+            result.failures.append(str(exc))
     if args.paint and not args.workers and time.monotonic() < deadline:
         from benchmarks.first_paint import floor_paints
 
@@ -146,7 +187,7 @@ def soak(args, text: str) -> None:
     name, options, env = setting(text)
     queries = [f"lesson={lesson}" for lesson in args.lessons]
     print(f"soak: {args.sessions} sessions on {', '.join(args.lessons)}, {name}, {args.reruns:,} reruns")
-    with server(args, options, env, None) as (url, pids):
+    with server(args, args.app[0][1], args.start[0], options, env, None) as (url, pids):
         reports, outcome = asyncio.run(
             asyncio.wait_for(
                 phases.soak(url, queries, args.sessions, args.reruns, pids, args.timeout, max(args.reruns // 20, 1)),
@@ -163,6 +204,15 @@ def soak(args, text: str) -> None:
     print(f"resident memory after the first fifth of the reruns: {min(later):.1f} to {max(later):.1f} MiB")
 
 
+def tree(text: str) -> tuple[str, Path]:
+    """`[NAME=]PATH` of an app.py: (name, path)."""
+    name, _, path = text.rpartition("=")
+    app = Path(path).resolve()
+    if not app.is_file():
+        raise argparse.ArgumentTypeError(f"no app.py at {path}")
+    return name or app.parent.name, app
+
+
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -173,7 +223,10 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument("--lessons", default="1.1,8.4", type=lambda t: t.split(","), help="comma-separated (1.1,8.4)")
     parser.add_argument("--config", action="append", help="a setting NAME=OPTIONS (repeatable; default: GC on/off)")
     parser.add_argument("--workers", type=lambda t: [int(n) for n in t.split(",")], help="e.g. 1,2: behind nginx")
-    parser.add_argument("--app", type=Path, default=APP, help="the app.py to serve (default: this checkout's)")
+    parser.add_argument(
+        "--app", action="append", type=tree, help="[NAME=]PATH: an app.py to serve (repeatable; default: this one)"
+    )
+    parser.add_argument("--start", action="append", choices=STARTS, help="how a server starts (repeatable; worker)")
     parser.add_argument("--url", help="measure this loopback server instead of starting one (no first paint)")
     parser.add_argument("--pid", type=int, action="append", default=[], help="with --url: a server pid (memory)")
     parser.add_argument("--soak", action="store_true", help="memory over --reruns reruns (per --config; GC off)")
@@ -190,6 +243,10 @@ def parse(argv=None) -> argparse.Namespace:
     if args.url:
         check_loopback(args.url)
         args.paint = False
+    args.app = args.app or [("this tree", APP)]
+    args.start = args.start or ["worker"]
+    if args.workers and args.start != ["worker"]:
+        parser.error("--workers starts cb-lab serve's workers: --start does not apply")
     args.config = args.config or (DEFAULT_SETTINGS[1:] if args.workers or args.soak else DEFAULT_SETTINGS)
     return args
 

@@ -14,9 +14,12 @@ It does what Streamlit's frontend does (the messages were compared with headless
    in `-<user key>`), `page_info_changed` the URL's new query string, and `ref_hash` stands
    for a cached message (a large element the client already holds, sent by hash).
 
-It does not run the page's JavaScript: the stage (a custom component) never reports its step,
-which in a browser adds a rerun once playback or a Check moves it. Loopback only; every wait
-is bounded (`timeout`), and so is a message (64 MiB).
+Every run's messages are counted in bytes (`run_bytes`: the websocket payloads from the rerun's
+send to its `script_finished`; Streamlit compresses its websocket only with
+`server.enableWebsocketCompression`, off by default, so these are the bytes on the wire, less
+framing). It does not run the page's JavaScript: the stage (a custom component) never reports
+its step, which in a browser adds a rerun once playback or a Check moves it. Loopback only;
+every wait is bounded (`timeout`), and so is a message (64 MiB).
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ class Session:
         self.session_id = self.page_hash = ""
         self.elements: dict[str, object] = {}  # widget id -> element, as shown by the last finished run
         self.received: list[ForwardMsg] = []  # every message of the last finished run (refs resolved)
+        self.run_bytes = 0  # the bytes of the last finished run's messages, as sent
+        self._bytes = 0  # those of the run under way so far
         self._values: dict[str, object] = {}  # widget id -> the state the page holds (sent on every rerun)
         self.sent: collections.deque[bytes] = collections.deque(maxlen=64)  # the last rerun requests, as sent
         self._run: list[ForwardMsg] = []
@@ -150,6 +155,7 @@ class Session:
         state.context_info.is_embedded = False
         finished = self._expect("script_finished")
         start = time.perf_counter()
+        self._bytes = 0
         self.sent.append(message.SerializeToString())
         await self._socket.send(self.sent[-1])
         await asyncio.wait_for(finished, self.timeout)
@@ -167,6 +173,7 @@ class Session:
     async def _read(self) -> None:
         try:
             async for payload in self._socket:
+                self._bytes += len(payload)
                 self._handle(self._cache.resolve(ForwardMsg.FromString(payload)))
         except Exception as exc:  # the connection dropped: fail whoever waits, with the reason
             for future in self._waiting.values():
@@ -188,6 +195,7 @@ class Session:
             self._answer(msg.file_urls_response.response_id, msg)
         elif kind == "script_finished" and msg.script_finished != EARLY:
             self.received, self._run = self._run, []
+            self.run_bytes = self._bytes
             shown = [m.delta.new_element for m in self.received if m.delta.HasField("new_element")]
             self.elements = {widget_id(e): e for e in shown if widget_id(e)}
             held = ((wid, held_state(element, self._values.get(wid))) for wid, element in self.elements.items())
