@@ -83,10 +83,13 @@ def run(venv: Path, folder: Path, *command: str, timeout: float = 300) -> subpro
     )
 
 
-def test_the_venv_imports_its_own_copy(venv, elsewhere):
-    done = run(venv, elsewhere, "python", "-c", "import cblab, engine; print(cblab.__file__); print(engine.__file__)")
+def test_the_venv_imports_its_own_copy_and_serves_its_own_entry(venv, elsewhere):
+    probe = "import cblab, engine; from cblab.cli.workers import APP; print(cblab.__file__, engine.__file__, APP)"
+    done = run(venv, elsewhere, "python", "-c", probe)
     assert done.returncode == 0, done.stderr
-    assert all(Path(line).is_relative_to(venv.parent) for line in done.stdout.split()), done.stdout
+    paths = [Path(word) for word in done.stdout.split()]
+    assert all(path.is_relative_to(venv.parent) for path in paths), done.stdout
+    assert paths[2].parts[-3:] == ("cblab", "entry", "app.py") and paths[2].is_file()
 
 
 def test_list_run_and_check_work_from_another_folder(venv, elsewhere):

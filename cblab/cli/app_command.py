@@ -14,19 +14,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import cblab
-
-ENTRY_FOLDERS = ("entry", "..")  # installed: cblab/entry/app.py; a checkout (or an editable install): app.py
+from cblab.cli.workers import installed_or_checkout_app
 
 
 def entry() -> Path:
     """The app's entry script: the installed copy, else the checkout's."""
-    package = Path(cblab.__file__).resolve().parent
-    for folder in ENTRY_FOLDERS:
-        path = (package / folder / "app.py").resolve()
-        if path.is_file():
-            return path
-    raise OSError(f"the app's entry (app.py) is neither in {package / 'entry'} nor in {package.parent}")
+    app = installed_or_checkout_app()
+    if not app.is_file():
+        raise OSError(f"the app's entry is missing: {app}")
+    return app
 
 
 def add_app_parser(commands) -> None:

@@ -16,7 +16,16 @@ import time
 import urllib.request
 from pathlib import Path
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
+
+def installed_or_checkout_app() -> Path:
+    """The app's entry: an installed wheel's copy (cblab/entry/app.py: pyproject.toml's package `cblab.entry`),
+    else the checkout's app.py (which an editable install runs too)."""
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "entry" / "app.py"
+    return installed if installed.is_file() else package.parent / "app.py"
+
+
+APP = installed_or_checkout_app()
 # The warm starter of the served tree: this tree's, or an older one's from before cli/ moved into cblab/
 # (a benchmark's --app may serve either); a tree older still has none and runs plain `streamlit`.
 STARTERS = ("cblab/cli/worker_start.py", "cli/worker_start.py")
@@ -35,7 +44,7 @@ def start_worker(
     """Start `streamlit run app` on 127.0.0.1:`port`, warmed first (`cblab/cli/worker_start.py`); its
     output goes to `output` (a file, or a pipe)."""
     if not app.exists():
-        raise OSError(f"{app} not found: the app runs from a source checkout of Continuous Batching Lab")
+        raise OSError(f"{app} not found: neither an installed Continuous Batching Lab nor a checkout's")
     found = next((path for path in STARTERS if (app.parent / path).exists()), None)
     starter = found.removesuffix(".py").replace("/", ".") if found else "streamlit"
     command = [sys.executable, "-m", starter, "run", str(app)]
