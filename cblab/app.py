@@ -37,12 +37,12 @@ def render() -> None:
         if replaying or upload is None and name == UPLOAD:
             url.save({"scenario": name})
         render_scores()
+        render_page()  # here, not last: the browser loads Streamlit's component code, which the stage needs, sooner
     if name == UPLOAD and upload is None:
         st.info(
             "Choose a scenario TOML, an event-log JSONL or a request trace in the sidebar (up to 5 MB). Nothing you "
             "upload is run as code: scenarios and traces are data, and an event log is only replayed."
         )
-        render_page()
         return
     try:
         run = load(name, upload, overrides)
@@ -60,7 +60,6 @@ def render() -> None:
         st.error(str(exc))
         if "the limit is" in str(exc):
             st.caption("docs/limits.md lists every limit a run, a file or a link must stay under.")
-        render_page()
         return
     if replaying:
         settings = run.log.config
@@ -82,4 +81,3 @@ def render() -> None:
             cap = render_lesson(run, name, scenario, upload is not None, (header.title, header.onward), switches)
 
     render_tabs(run, pair, name, upload, overrides, cap, presentation)
-    render_page()

@@ -22,7 +22,9 @@ RESTORED = "scores_restored"  # session state: the browser's kept predictions we
 
 
 def render_page() -> None:
-    """Mount the page component (once per run, anywhere on the page)."""
+    """Mount the page component (once per run, anywhere on the page: the app mounts it at the end of the
+    sidebar, which the browser draws first, so it asks for Streamlit's component code before the stage does).
+    Everything it sends is settled before the script runs: checks are recorded by their buttons' callbacks."""
     session = st.session_state.setdefault("page_session", secrets.token_hex(8))
     PAGE(
         key="page",

@@ -6,6 +6,8 @@
 import { readStageData, inflateFrames } from "./wire.js";
 import { Frames } from "./frames.js";
 import { PoolView, counted } from "./pool.js";
+import "./kv.js";  // (frames.js and prefix.js import these: named here too, every file is fetched at once)
+import "./prefix.js";
 
 const KEEP_RUNS = 4;  // runs whose frames the page keeps (Python sends each run's frames once)
 const FRAMES = new Map();  // run id -> [Frames]: outlives a stage, so a remounted stage needs no resend
