@@ -32,7 +32,7 @@ from pathlib import Path
 import streamlit as st
 
 DECLARATION = Path(__file__).resolve().with_name("pyproject.toml")
-IMPORT = re.compile(r'^import \{[^}]*\} from "\./[\w.-]+\.js";\n', re.M)  # one module importing another
+IMPORT = re.compile(r'^import (?:\{[^}]*\} from )?"\./[\w.-]+\.js";.*\n', re.M)  # one module importing another
 EXPORT = re.compile(r"^export (?!default)", re.M)
 LOG = logging.getLogger(__name__)
 _LOCK = threading.RLock()
