@@ -77,3 +77,42 @@ def failures(results: list[Measured]) -> list[str]:
         for failure in r.failures:
             counts[f"{r.lesson}, {r.settings}: {failure}"] = 1
     return [f"{n} x {what}" if n > 1 else what for what, n in counts.items()]
+
+
+PAINT_OVER_FLOOR = {"1.1": 0.7, "8.4": 1.0}  # issue 35: first stage paint, seconds over the st.title floor
+FIRST_LANDING_P90 = {"1.1": 3.0}  # issue 35: 30 learners landing at once on a just-started server
+CLICKS = ("typed answer", "Check prediction", "Next lesson")
+
+
+def against_targets(results: list[Measured]) -> list[str]:
+    """The figures issue 35 set targets for, each against its target: the first paint's median over the
+    floor's (measured in the same run), the cold landing's p90; and the bytes a click costs."""
+    lines = []
+    floor = next((r.steps["first paint"] for r in results if r.lesson == "floor" and "first paint" in r.steps), None)
+    floor_median = statistics.median(floor.seconds) if floor and floor.seconds else None
+    for r in results:
+        where = f"{r.lesson} ({r.settings})"
+        paint = r.steps.get("first paint")
+        if paint and paint.seconds and floor_median is not None and r.lesson in PAINT_OVER_FLOOR:
+            over, allowed = statistics.median(paint.seconds) - floor_median, PAINT_OVER_FLOOR[r.lesson]
+            lines.append(
+                f"first paint {where}: median {statistics.median(paint.seconds):.2f} s = floor {floor_median:.2f} "
+                f"+ {over:.2f} s (target + {allowed:.1f} s): {'met' if round(over, 2) <= allowed else 'MISSED'}"
+            )
+        landing = r.steps.get("cold landing")
+        if landing and landing.seconds and r.lesson in FIRST_LANDING_P90:
+            p90 = landing.summary()[2]
+            target = FIRST_LANDING_P90[r.lesson]
+            lines.append(
+                f"first landing {where}: p90 {p90:.2f} s for {len(landing.seconds)} at once "
+                f"(target {target:g} s): {'met' if round(p90, 2) <= target else 'MISSED'}"
+            )
+        clicks = [r.steps[c] for c in CLICKS if c in r.steps and r.steps[c].received]
+        if clicks:
+            each = [statistics.median(c.received) / 1000 for c in clicks]
+            every = [sum(c.received) / 1000 for c in clicks]
+            lines.append(
+                f"bytes per click {where}: {min(each):.1f}-{max(each):.1f} kB a session, "
+                f"{min(every):,.0f}-{max(every):,.0f} kB for the {len(clicks[0].received)} sessions"
+            )
+    return lines

@@ -32,6 +32,7 @@ def test_one_session_lands_and_reruns_over_the_websocket(url):
         return session, landing, enabled
 
     session, landing, check_enabled = asyncio.run(visit())
+    assert 1000 < session.run_bytes < 100_000  # the typed answer's rerun, counted (the stage's code is not in it)
     assert landing[0].WhichOneof("type") == "new_session"
     assert landing[-1].script_finished == ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
     headings = [m.delta.new_element.heading.body for m in landing if m.delta.new_element.HasField("heading")]
@@ -105,3 +106,20 @@ def test_a_widget_with_no_value_is_sent_as_its_id_alone():
     assert state.id == "$$ID-2-quiz" and state.WhichOneof("value") is None
     element.radio.default = 1
     assert held_state(element, None).string_value == "slot 1"
+
+
+def test_the_figures_are_printed_against_their_targets():
+    from benchmarks.class_phases import Outcome
+    from benchmarks.class_table import Measured, against_targets
+
+    lesson = Measured("1.1", "after")
+    lesson.steps["cold landing"] = Outcome(seconds=[1.0] * 29 + [4.0])
+    lesson.steps["typed answer"] = Outcome(seconds=[0.5, 0.5], received=[14_000, 16_000])
+    lesson.steps["first paint"] = Outcome(seconds=[2.0, 2.1, 2.2])
+    floor = Measured("floor", "st.title")
+    floor.steps["first paint"] = Outcome(seconds=[1.3, 1.4, 1.5])
+    assert against_targets([lesson, floor]) == [
+        "first paint 1.1 (after): median 2.10 s = floor 1.40 + 0.70 s (target + 0.7 s): met",
+        "first landing 1.1 (after): p90 1.30 s for 30 at once (target 3 s): met",
+        "bytes per click 1.1 (after): 15.0-15.0 kB a session, 30-30 kB for the 2 sessions",
+    ]
