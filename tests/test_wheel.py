@@ -22,6 +22,7 @@ import pytest
 from benchmarks.streamlit_client import Session
 from cblab.cli.workers import free_port, stop, wait_healthy
 from engine.lab.course import load_course
+from engine.lab.scenario import trace_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "README.md", "app.py", ".streamlit", "engine", "cblab", "scenarios")
@@ -95,7 +96,8 @@ def test_the_venv_imports_its_own_copy_and_serves_its_own_entry(venv, elsewhere)
 def test_list_run_and_check_work_from_another_folder(venv, elsewhere):
     listed = run(venv, elsewhere, "cb-lab", "list")
     assert listed.returncode == 0, listed.stderr
-    assert [line.split()[0] for line in listed.stdout.splitlines()] == [lesson.name for lesson in load_course().lessons]
+    lessons = [lesson.name for lesson in load_course().lessons]
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == lessons + [p.stem for p in trace_scenarios()]
     ran = run(venv, elsewhere, "cb-lab", "run", "part1-basic-batch", "--jsonl", "run.jsonl")
     assert ran.returncode == 0, ran.stderr
     assert "part1-basic-batch: Part 1" in ran.stdout and (elsewhere / "run.jsonl").stat().st_size > 0
