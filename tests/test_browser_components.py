@@ -1,6 +1,7 @@
-"""The stage's inline form (used should Streamlit refuse the components' declaration) is a module Chromium
-loads: one default export, a function, and nothing it imports."""
+"""The components' inline forms (used should Streamlit refuse their declaration) are modules Chromium loads:
+one default export, a function, and nothing they import."""
 
+from cblab.ui.overview_chart import OVERVIEW
 from cblab.ui.page import PAGE
 from cblab.ui.stage import STAGE
 from tests.browser_support import launch, require_browser
@@ -18,6 +19,6 @@ def test_the_inline_forms_load_as_modules():
         browser = launch(playwright)
         page = browser.new_page()
         page.set_content("<!doctype html><title>inline</title>")
-        for component in (STAGE, PAGE):
+        for component in (STAGE, PAGE, OVERVIEW):
             assert page.evaluate(LOAD, component.inline_js()) == [["default"], "function"], component.key
         browser.close()

@@ -2,7 +2,6 @@
 
 import re
 import tomllib
-from pathlib import Path
 
 from cblab.ui.components import DECLARATION, declared
 from cblab.ui.stage import SCRIPTS, STAGE
@@ -26,22 +25,26 @@ def test_the_declaration_is_the_projects_and_names_folders_of_the_package():
     """Streamlit takes the components' full names from the project's name, and serves their folders."""
     project = tomllib.loads((DECLARATION.parents[2] / "pyproject.toml").read_text())["project"]["name"]
     name, folders = declared()
-    assert name == project and set(folders) == {"stage", "page"}
+    assert name == project and set(folders) == {"stage", "page", "overview"}
     assert all(folder.is_dir() and folder.parent == DECLARATION.parent for folder in folders.values())
     assert {path.name for path in folders["stage"].glob("*.js")} == set(SCRIPTS)
 
 
-def test_the_stage_s_modules_import_only_each_other_and_the_inline_form_is_one_module():
-    """Each file imports others of the folder by relative path; the inline form (should Streamlit refuse the
+def test_each_component_s_modules_import_only_each_other_and_the_inline_form_is_one_module():
+    """Each file imports others of its folder by relative path; the inline form (should Streamlit refuse the
     declaration) is them all in order, with one export: the entry's default."""
-    folder = declared()[1]["stage"]
-    for name in SCRIPTS:
-        for source in re.findall(r'^import (?:.* from )?"(.*)";', (folder / name).read_text(), re.M):
-            assert source.startswith("./") and (folder / source).is_file(), (name, source)
-    inline = STAGE.inline_js()
-    assert not re.search(r"^import ", inline, re.M)
-    assert re.findall(r"^export .*", inline, re.M) == ["export default function (component) {"]
-    assert SCRIPTS[-1] == Path(STAGE.js).name
+    from cblab.ui.overview_chart import OVERVIEW
+    from cblab.ui.page import PAGE
+
+    for component in (STAGE, PAGE, OVERVIEW):
+        for path in component.folder.glob("*.js"):
+            for source in re.findall(r'^import (?:.* from )?"(.*)";', path.read_text(), re.M):
+                assert source.startswith("./") and (component.folder / source).is_file(), (path, source)
+        assert {path.name for path in component.folder.glob("*.js")} == set(component.scripts), component.key
+        inline = component.inline_js()
+        assert not re.search(r"^import ", inline, re.M)
+        assert re.findall(r"^export .*", inline, re.M) == ["export default function (component) {"]
+        assert component.scripts[-1] == component.js
 
 
 def test_should_streamlit_refuse_the_declaration_the_files_go_inline(monkeypatch):

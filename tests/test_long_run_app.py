@@ -23,7 +23,7 @@ FIXTURE = pathlib.Path(__file__).resolve().parent / "fixtures" / "long-run.toml"
 
 
 def component(app, name: str):
-    found = [c for c in app.get("bidi_component") if c.proto.component_name == f"continuous_batching_lab.{name}"]
+    found = [c for c in app.get("bidi_component") if c.proto.component_name == f"continuous-batching-lab.{name}"]
     assert len(found) == 1, f"{len(found)} {name} components"
     return found[0].proto
 

@@ -1,4 +1,4 @@
-"""The app's two Streamlit components (the stage, the page component) as package assets.
+"""The app's Streamlit components (the stage, the page component, a long run's overview) as package assets.
 
 Streamlit's components v2 serve a packaged component's files from the folder its package declares
 (`cblab/ui/pyproject.toml`: `[[tool.streamlit.component.components]]`, `asset_dir`), and a rerun then
@@ -15,7 +15,7 @@ is another copy's (a wheel installed beside the checkout that is running), so th
 those of the code that runs. Should Streamlit's registry refuse (its inner API is not public), the
 files are sent inline, as before, and the server's log says so once.
 
-A component's stage JavaScript is ES modules that import each other by relative path (the browser
+A component's JavaScript is ES modules that import each other by relative path (the browser
 fetches them from the same folder); the inline form is the same files in order with those imports
 and exports taken out, one module.
 """

@@ -8,31 +8,28 @@ nothing to show: the pool without one, the hit rate without prefix caching.
 
 NOTE: not Plotly. Streamlit loads Plotly's 4.7 MB of JavaScript the first time a page shows a Plotly chart,
 which cost a long run's first view 1-2 s on this machine (the Grid tab has no other). The component
-(`cblab/ui/overview_component/`) draws SVG at the panel's width with no library, reads a bucket out on
-hover, and sends a click (centre the window there) or a drag (the steps under it) back as `pick`.
+(`cblab/ui/overview_component/`, a package asset like the stage's) draws SVG at the panel's width with no
+library, reads a bucket out on hover, and sends a click (centre the window there) or a drag (the steps under
+it) back as `pick`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from cblab.ui.cache import SizedCache
+from cblab.ui.components import PackagedComponent
 from cblab.ui.runs import Run
 from engine.analysis.overview import overview
 from engine.analysis.prefix_hits import prefix_lookups
 from engine.lab.limits import OVERVIEW_BUCKETS
 
-HERE = Path(__file__).resolve().parent / "overview_component"
-OVERVIEW = st.components.v2.component(  # one module, panels.js first (overview.js exports it)
-    "continuous_batching_lab.overview",
-    css=(HERE / "overview.css").read_text(encoding="utf-8"),
-    js="\n".join((HERE / name).read_text(encoding="utf-8") for name in ("panels.js", "overview.js")),
-)
+# A package asset (cblab/ui/components.py): overview.js imports panels.js (the inline form: these files in order).
+OVERVIEW = PackagedComponent("overview", js="overview.js", css="overview.css", scripts=("panels.js", "overview.js"))
 BUCKETS = SizedCache(max_bytes=32 * 2**20)  # (run, the first step hidden) -> its overview's buckets
 LINES = {"running_rows": "#1d4ed8", "queue_depth": "#c2410c", "kv_blocks_held": "#4b5563", "hit_rate": "#047857"}
 KEY = "overview"

@@ -3,6 +3,8 @@
 // the window there, a drag picks the steps under it: either is sent to Python as the trigger "pick"
 // ({center} or {first, last}, in steps). Hovering reads a bucket's figures out. No library: it draws at once.
 
+import { drawPanel, node, number } from "./panels.js";
+
 const LEFT = 44, PROJECTOR_LEFT = 64;  // px for a panel's y labels
 const CLICK_PX = 4;  // a drag shorter than this is a click
 

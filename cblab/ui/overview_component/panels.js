@@ -2,7 +2,7 @@
 
 const SVGNS = "http://www.w3.org/2000/svg";
 
-function node(tag, attrs, parent, text) {
+export function node(tag, attrs, parent, text) {
   const made = tag === "div" || tag === "span" ? document.createElement(tag) : document.createElementNS(SVGNS, tag);
   for (const [key, value] of Object.entries(attrs || {})) made.setAttribute(key, String(value));
   if (text !== undefined) made.textContent = text;
@@ -20,12 +20,12 @@ function ticks(top, count) {
   return out;
 }
 
-const number = (value) => value.toLocaleString("en", { maximumFractionDigits: 1 });
+export const number = (value) => value.toLocaleString("en", { maximumFractionDigits: 1 });
 
 // One panel of `view` (an Overview: its box, data, left margin, width, span and xOf): its title above it, the
 // window shaded, its y ticks, the band from each bucket's smallest to its largest value and the line of the
 // largest, and under the last panel the time axis. Returns its svg.
-function drawPanel(view, panel, last) {
+export function drawPanel(view, panel, last) {
   const d = view.data, left = view.left, width = view.width;
   const height = d.projector ? 70 : 80, axis = last ? (d.projector ? 50 : 36) : 4;
   node("div", { class: "title" }, view.box, panel.title);
