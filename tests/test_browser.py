@@ -58,7 +58,7 @@ def test_a_bad_upload_shows_an_error_not_a_traceback(page, url, tmp_path):
     open_app(page, url)
     page.locator("[data-testid='stSelectbox']").first.click()
     page.keyboard.type("Upload")  # the lesson list is long: filter it to the last option
-    page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
+    page.get_by_role("option", name="Upload a file (scenario, event log or trace)…").click()
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(bad))
     error = page.locator("[data-testid='stAlertContentError']")
     error.wait_for(timeout=30_000)
@@ -76,7 +76,7 @@ def test_an_uploaded_event_log_replays_without_the_engine(page, url, tmp_path):
     open_app(page, url)
     page.locator("[data-testid='stSelectbox']").first.click()
     page.keyboard.type("Upload")  # the lesson list is long: filter it to the last option
-    page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
+    page.get_by_role("option", name="Upload a file (scenario, event log or trace)…").click()
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(log))
     page.wait_for_selector(STAGE, timeout=60_000)
     page.locator("[data-action='next']").click()

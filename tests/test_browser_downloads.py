@@ -81,7 +81,7 @@ def test_the_uploader_states_5mb_and_there_is_no_deploy_button_or_menu(page, url
     wait_until_idle(page)
     page.locator("[data-testid='stSelectbox']").first.click()
     page.keyboard.type("Upload")  # the lesson list is long: filter it to the last option
-    page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
+    page.get_by_role("option", name="Upload a file (scenario, event log or trace)…").click()
     instructions = page.locator("[data-testid='stFileUploaderDropzoneInstructions']")
     instructions.wait_for(timeout=30_000)
     assert "5MB per file" in instructions.inner_text()

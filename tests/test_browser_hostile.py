@@ -14,7 +14,7 @@ MAX_RESIDENT = 1.5 * 2**30
 def upload(page, path) -> None:
     page.locator("[data-testid='stSelectbox']").first.click()
     page.keyboard.type("Upload")  # the lesson list is long: filter it to the last option
-    page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
+    page.get_by_role("option", name="Upload a file (scenario, event log or trace)…").click()
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
 
 

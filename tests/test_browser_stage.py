@@ -336,7 +336,7 @@ def upload_scenario(page, url, path) -> None:
     open_app(page, url, "?predict=false")  # the file's predictions would hide the steps played here
     page.locator("[data-testid='stSelectbox']").first.click()
     page.keyboard.type("Upload")  # the lesson list is long: filter it to the last option
-    page.get_by_role("option", name="Upload a file (.toml or .jsonl)…").click()
+    page.get_by_role("option", name="Upload a file (scenario, event log or trace)…").click()
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
     page.wait_for_selector(".stage .kv .pool .blk", timeout=60_000)
 

@@ -117,7 +117,7 @@ def test_an_upload_through_the_proxy_reaches_the_worker_holding_the_session(prox
         page = Session(proxy, "lesson=1.1")
         await page.land()
         picker = page.elements[page.widget("scenario")].selectbox
-        await page.set_value("scenario", picker.options[-1])  # "Upload a file (.toml or .jsonl)…"
+        await page.set_value("scenario", picker.options[-1])  # "Upload a file (scenario, event log or trace)…"
         status = await page.upload("upload", "mine.toml", scenario.encode())
         headings = [m.delta.new_element.heading.body for m in page.received if m.delta.new_element.HasField("heading")]
         elsewhere = await astray(page)
