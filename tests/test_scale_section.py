@@ -196,7 +196,7 @@ def test_a_slow_engine_is_caught_on_the_requests_axis_with_its_line():
 
 def test_the_plain_loop_engine_is_ok_on_every_axis_through_the_command():
     result = subprocess.run(
-        [sys.executable, "-m", "engine", "check", "engine/practice/plain_loop.py", "--scale-budget", "12"],
+        [sys.executable, "-m", "engine", "check", "engine/practice/plain_loop.py", "--scale-budget", "20"],
         capture_output=True,
         text=True,
         timeout=300,
