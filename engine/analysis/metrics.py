@@ -268,7 +268,7 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
     tokens = int(steps.active_rows.sum())
     total_s = float(steps.end_s.iloc[-1]) if len(steps) else 0.0
     slot_steps = len(called) * log.config.batch_size
-    pct = lambda column, q: float(np.nanpercentile(requests[column], q)) if requests[column].notna().any() else None  # noqa: E731
+    pct = lambda column, q: percentile(requests[column], q)  # noqa: E731
     gaps = token_gaps(log, steps)
     _, kind, _, value, _ = _columns(log)
     preempts = kind == EventKind.PREEMPT
@@ -298,6 +298,25 @@ def summary(log: EventLog, cost: CostModel = CostModel()) -> dict[str, float]:
         "cached_tokens": cached,  # found in the prefix cache at admissions: not computed again
         "prefix_hit_rate": cached / looked_up if looked_up else 0.0,  # of the tokens looked up there
     }
+
+
+def percentile(values: pd.Series, q: float) -> float | None:
+    """The q-th percentile of `values`, NaNs left out (a request not yet served); None if every one is NaN."""
+    return float(np.nanpercentile(values, q)) if values.notna().any() else None
+
+
+def prefill_seconds(steps: pd.DataFrame, cost: CostModel) -> tuple[float, float]:
+    """(seconds spent on prompt tokens, busy seconds): the busy time is every step that sends rows or
+    prefills, and its prompt tokens cost `prefill_token_s` each (Splitwise's prompt phase against its
+    token phase, which share the GPU here)."""
+    busy = (steps.rows_sent.to_numpy() > 0) | (steps.prefill_tokens.to_numpy() > 0)
+    return cost.prefill_token_s * float(steps.prefill_tokens.sum()), float(steps.duration_s.to_numpy()[busy].sum())
+
+
+def prefill_share(steps: pd.DataFrame, cost: CostModel) -> float:
+    """The share of the busy time spent on prompt tokens (0 for a run that did no work)."""
+    prefill, busy = prefill_seconds(steps, cost)
+    return prefill / busy if busy else 0.0
 
 
 def kv_utilization(steps: pd.DataFrame, block_size: int, pool: int | None = None) -> float | None:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..analysis.hardware import cost_model
-from ..analysis.metrics import request_metrics, step_metrics, token_gaps
+from ..analysis.metrics import percentile, prefill_share, request_metrics, step_metrics, token_gaps
 from .scenario import resolve_scenario
 from .trace_replay import replay_trace
 from .trace_stats import length_statistics
@@ -69,15 +69,12 @@ def replay_figures(scenario, log) -> dict[str, float]:
     steps = step_metrics(log, cost)
     requests = request_metrics(log, cost, steps)
     gaps = token_gaps(log, steps)
-    busy = steps.duration_s.to_numpy()[(steps.rows_sent.to_numpy() > 0) | (steps.prefill_tokens.to_numpy() > 0)]
-    prefill_s = cost.prefill_token_s * float(steps.prefill_tokens.sum())
-    ttft = requests.ttft_s.to_numpy()
     return {
-        "ttft_p50_s": float(np.nanpercentile(ttft, 50)),
-        "ttft_p99_s": float(np.nanpercentile(ttft, 99)),
+        "ttft_p50_s": percentile(requests.ttft_s, 50),
+        "ttft_p99_s": percentile(requests.ttft_s, 99),
         "tbt_p50_s": float(np.percentile(gaps, 50)) if len(gaps) else 0.0,
         "tbt_p99_s": float(np.percentile(gaps, 99)) if len(gaps) else 0.0,
-        "prefill_share": prefill_s / float(busy.sum()) if len(busy) else 0.0,
+        "prefill_share": prefill_share(steps, cost),
         "throughput_tokens_per_s": float(requests.output_tokens.sum() / steps.end_s.iloc[-1]),
         "hour_s": float(steps.end_s.iloc[-1]),
     }
