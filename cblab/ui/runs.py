@@ -105,8 +105,9 @@ class Run:
     @cached_property
     def questions(self) -> list[Question]:
         """The scenario's predictions about this run, asked on every rerun and built once (ScenarioError
-        naming `quiz[i].field` if one does not fit the run: `engine.lab.quizzes.questions`)."""
-        return questions(self.scenario, self.replay)
+        naming `quiz[i].field` if one does not fit the run: `engine.lab.quizzes.questions`); the whole-run
+        kinds read `steps`, priced with the same cost model."""
+        return questions(self.scenario, self.replay, self.steps)
 
     @property
     def cost(self) -> CostModel:

@@ -13,7 +13,9 @@ request holds at the step), `admitted` (requests admitted at the step), `waiting
 after the step's admissions), `rows` (rows sent to the model), `cached` (a request's tokens
 found in the prefix cache when it is admitted), `computed` (the tokens its prefill computes
 at the step), `preemptions` (rows preempted at the step: by default the first step that
-preempts) and `steps` (the whole run's length). A kind that
+preempts) and `steps` (the whole run's length). The kinds about the whole run's figures
+(`hit_rate`, `prefill_share`, `ttft_p50`, `ttft_p99`, `peak_waiting`) are asked in
+`engine/analysis/run_quiz.py`, with the run's cost model. A kind that
 reads a request's admission, eviction or preemption may leave `step` out: the step is then
 that event's. The explanation is the fact, then the step's narration.
 
@@ -29,8 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.log.events import EventKind
+from .metrics import CostModel
 from .narration import narrate, tokens_text
 from .replay import Replay
+from .run_quiz import BANDS, NUMBER_KINDS, RUN_ASKERS, EdgeError, RunFigures
 from .wording import names
 
 REASONS = ("stop_token", "stop_sequence", "max_tokens", "cancelled")
@@ -60,6 +64,7 @@ KINDS = {
     "computed": Kind(True, EventKind.ADMIT, numeric=True),
     "steps": Kind(False, None, numeric=True, whole_run=True),
     "preemptions": Kind(False, EventKind.PREEMPT, numeric=True),
+    **{kind: Kind(False, None, numeric=kind in NUMBER_KINDS, whole_run=True) for kind in RUN_ASKERS},
 }
 
 
@@ -81,19 +86,31 @@ class Question:
 
 
 def question(
-    replay: Replay, kind: str, step: int | None = None, request: str | None = None, tolerance: int = 0
+    replay: Replay,
+    kind: str,
+    step: int | None = None,
+    request: str | None = None,
+    tolerance: int = 0,
+    figures: RunFigures | None = None,
 ) -> Question:
-    """The question of this kind about `request` at `step`, answered from the log (QuizError if it does not fit)."""
+    """The question of this kind about `request` at `step`, answered from the log (QuizError if it does not fit);
+    `figures` prices the run for the whole-run kinds (by default with metrics' default cost model)."""
     spec = KINDS[kind]
     if tolerance and not spec.numeric:
         raise QuizError("tolerance", f"is for the number kinds only, not {kind!r}")
     if spec.request and request not in replay.log.request_index:
         raise QuizError("request", f"request {request!r} is not in this run")
     if step is None:
-        step = _event_step(replay, spec.default_step, request)
+        step = 0 if spec.whole_run else _event_step(replay, spec.default_step, request)
     if not 0 <= step < len(replay):
         raise QuizError("step", f"step {step} is not in this run (its steps: 0..{len(replay) - 1})")
-    options, answer, fact = ASKERS[kind](replay, step, request)
+    if kind in RUN_ASKERS:
+        try:
+            options, answer, fact = RUN_ASKERS[kind](figures or RunFigures(replay.log, CostModel()))
+        except EdgeError as exc:
+            raise QuizError("kind", str(exc)) from None
+    else:
+        options, answer, fact = ASKERS[kind](replay, step, request)
     if options is not None and answer not in options:
         options = (*options, answer)
     if tolerance:
@@ -247,6 +264,6 @@ ASKERS = {
 
 def _shuffled(options: tuple[str, ...] | None) -> tuple[str, ...] | None:
     """The options in a fixed order that does not give the answer away (by a hash of each text)."""
-    if options is None or options in (("yes", "no"), REASONS) or all(o.startswith("slot ") for o in options):
+    if options is None or options in (("yes", "no"), REASONS, *BANDS) or all(o.startswith("slot ") for o in options):
         return options
     return tuple(sorted(options, key=lambda o: hashlib.sha256(o.encode()).hexdigest()))

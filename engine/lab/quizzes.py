@@ -31,17 +31,22 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..analysis.hardware import cost_model
 from ..analysis.quiz import KINDS, Question, QuizError, question
+from ..analysis.run_quiz import RunFigures
 from .limits import MAX_STEPS
 from .measured_quizzes import MEASURED_KINDS, measured_question, measured_subject, measurement_problem
 from .toml_reader import ScenarioError, Table
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..analysis.replay import Replay
     from .scenario_types import Scenario
 
 ENGINE_NAME = re.compile(r"r[0-9]{1,9}")  # how the engine names a request without an id
 MAX_QUIZZES = 50  # [[quiz]] tables in one scenario
+PERCENT_KINDS = ("hit_rate",)  # number kinds answered in percent
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,10 @@ class Quiz:
     subject: int | str | None = None  # a measured kind's `rows` or `engine` (engine/lab/measured_quizzes.py)
 
 
-def tolerance_note(tolerance: int) -> str:
-    """The sentence a question with a tolerance ends with."""
+def tolerance_note(tolerance: int, kind: str = "") -> str:
+    """The sentence a question with a tolerance ends with (a percent's in points of the log's figure)."""
+    if kind in PERCENT_KINDS:
+        return f"(An estimate: answers within {tolerance:,} points of the log's figure are right.)"
     return f"(An estimate: answers within {tolerance:,} of the log's count are right.)"
 
 
@@ -84,21 +91,23 @@ def parse_quizzes(top: Table, named: set[str | None], unnamed: int) -> tuple[Qui
         if tolerance and not KINDS[kind].numeric:
             raise t.fail("tolerance", f"is for the number kinds only, not {kind!r}", tolerance)
         if tolerance:
-            ask = f"{ask} {tolerance_note(tolerance)}"
+            ask = f"{ask} {tolerance_note(tolerance, kind)}"
         quizzes.append(Quiz(ask, kind, step, request, why, tolerance))
         t.check_no_unknown_keys()
     return tuple(quizzes)
 
 
-def questions(scenario: Scenario, replay: Replay) -> list[Question]:
-    """The scenario's questions about this run, in file order; ScenarioError naming `quiz[i].field`."""
+def questions(scenario: Scenario, replay: Replay, steps: pd.DataFrame | None = None) -> list[Question]:
+    """The scenario's questions about this run, in file order; ScenarioError naming `quiz[i].field`. The
+    whole-run kinds price the run with the scenario's cost model (`steps`: its step_metrics, if made already)."""
+    figures = RunFigures(replay.log, cost_model(scenario.cost), given_steps=steps)
     out = []
     for i, quiz in enumerate(scenario.quizzes):
         try:
             if quiz.kind in MEASURED_KINDS:
                 out.append(measured_question(quiz.kind, quiz.subject))
             else:
-                out.append(question(replay, quiz.kind, quiz.step, quiz.request, quiz.tolerance))
+                out.append(question(replay, quiz.kind, quiz.step, quiz.request, quiz.tolerance, figures))
         except QuizError as exc:
             raise ScenarioError(f"{scenario.source}: quiz[{i}].{exc.field}: {exc}") from None
     last_asked = {q.step: i for i, q in enumerate(out)}  # per step, the question asked last (file order)
