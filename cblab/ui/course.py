@@ -25,7 +25,7 @@ import streamlit as st
 from cblab.ui.runs import Run
 from engine.analysis.quiz import Question, grade
 from engine.lab.course import Course, load_course
-from engine.lab.measured_quizzes import MEASURED_KINDS
+from engine.lab.measured_quizzes import MEASURED_KINDS, asked_from
 from engine.lab.quizzes import Quiz
 from engine.lab.toml_reader import ScenarioError
 
@@ -172,7 +172,7 @@ def _render_question(key: str, quiz: Quiz, q: Question, projector: bool) -> None
     """The question, its answer widget and the Check button, on one compact row."""
     with st.container(border=True):
         ask, answer, check = st.columns([4, 3, 3] if projector else [5, 4, 2], vertical_alignment="center")
-        when = "from this machine's measurements" if quiz.kind in MEASURED_KINDS else f"before step {q.step}"
+        when = asked_from(quiz.kind) if quiz.kind in MEASURED_KINDS else f"before step {q.step}"
         ask.markdown(f"**Predict** ({when}): {quiz.ask}")
         if q.options is None:
             answer.number_input(

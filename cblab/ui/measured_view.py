@@ -18,19 +18,22 @@ import streamlit as st
 
 from cblab.ui import palette
 from engine.lab.measured_files import MeasurementError, SlowEngines, Vectorised, read_slow_engines, read_vectorised
-from engine.lab.measured_quizzes import MEASURED_KINDS, measurement_problem
+from engine.lab.measured_quizzes import SPEED_KINDS, measurement_problem
 from engine.lab.measured_text import measured_on, ns_text, seconds_text, times_text
 
 LOOP_COLOUR, VECTORISED_COLOUR = palette.EVICT, palette.ADMIT
 
 
-def render_measurement_notice() -> None:
-    """Say which predictions are left out, and why, while their measurements are missing."""
-    problems = dict.fromkeys(p for kind in MEASURED_KINDS if (p := measurement_problem(kind)) is not None)
+def render_measurement_notice(kinds=SPEED_KINDS) -> None:
+    """Say which predictions are left out, and why, while the measurements `kinds` are graded from are missing."""
+    problems = dict.fromkeys(p for kind in kinds if (p := measurement_problem(kind)) is not None)
     if problems:
+        what = "predictions about speed are graded from this machine's measurements"
+        if kinds != SPEED_KINDS:
+            what = "predictions about the whole trace are graded from its stored replay"
         st.warning(
-            "This lesson's predictions about speed are graded from this machine's measurements, and they are "
-            "left out until the measurements are here: " + " ".join(f"{problem}." for problem in problems),
+            f"This lesson's {what}, and they are left out until the measurements are here: "
+            + " ".join(f"{problem}." for problem in problems),
             icon=":material/speed:",
         )
 

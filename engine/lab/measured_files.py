@@ -1,13 +1,17 @@
-"""This machine's speed measurements, as the lesson "Will it run in time?" reads them.
+"""Figures the benchmarks store for the lessons to grade from: this machine's speed measurements, as the
+lesson "Will it run in time?" reads them, and the engine's cache curve over a whole trace.
 
-Two files in `engine/lab/measurements/`, written by the benchmarks and never fetched:
+Three files in `engine/lab/measurements/`, written by the benchmarks and never fetched:
 
 - `vectorised.json` (`python benchmarks/vectorised.py --write`): ns a token of the loop engine
   (`engine.BatchInferenceEngine`) and of the NumPy vectorised one at 8 to 100,000 rows, and the
   fewest rows at which the vectorised one is faster;
 - `slow_zoo.json` (`python benchmarks/slow_zoo.py --write`): each slow-but-correct engine's ns
   a token along its axis, beside the reference (the loop engine again) and the plain loop, and
-  the seconds each would take at the axis's largest size. Its engines are keyed by name.
+  the seconds each would take at the axis's largest size. Its engines are keyed by name;
+- `cache_curve.json` (`python benchmarks/cache_curve.py --write`): the engine's prefix hit rate over a
+  whole Mooncake trace at each cache capacity, beside the trace's own LRU figure, and with an unbounded
+  cache (engine/lab/cache_curve.py). Deterministic: a rerun writes the same figures.
 
 `CBL_MEASUREMENTS`, if set, names another folder to read them from (the tests' fixtures).
 A file is read like any upload: a missing, oversized or malformed one is a `MeasurementError`
@@ -25,8 +29,12 @@ from pathlib import Path
 
 MEASUREMENTS = Path(__file__).parent / "measurements"
 MEASUREMENTS_ENV = "CBL_MEASUREMENTS"  # a folder to read instead, if set (the tests' fixtures)
-VECTORISED, SLOW = "vectorised.json", "slow_zoo.json"
-WRITERS = {VECTORISED: "python benchmarks/vectorised.py --write", SLOW: "python benchmarks/slow_zoo.py --write"}
+VECTORISED, SLOW, CACHE_CURVE = "vectorised.json", "slow_zoo.json", "cache_curve.json"
+WRITERS = {
+    VECTORISED: "python benchmarks/vectorised.py --write",
+    SLOW: "python benchmarks/slow_zoo.py --write",
+    CACHE_CURVE: "python benchmarks/cache_curve.py --write",
+}
 MAX_BYTES = 200_000  # a measurements file is a few kB
 MAX_POINTS = 64  # sizes on one axis
 MAX_ENGINES = 32
@@ -66,6 +74,31 @@ class SlowEngines:
     measured_on: str
     load: float
     engines: dict[str, SlowEngine]
+
+
+@dataclass(frozen=True)
+class CacheCurve:
+    measured_on: str
+    trace: str  # a built-in trace (engine/lab/trace_file.py)
+    capacities: tuple[int, ...]  # cache capacities in tokens, increasing
+    engine_hit_rate: tuple[float | None, ...]  # at each capacity: prompt tokens hit / prompt tokens
+    trace_hit_rate: tuple[float | None, ...]  # the trace's LRU over hash ids, no batching
+    unbounded_engine_hit_rate: float  # the maximum: a cache that never evicts
+    unbounded_trace_hit_rate: float
+
+
+def read_cache_curve(directory: Path | None = None) -> CacheCurve:
+    data, field = _read(directory, CACHE_CURVE)
+    capacities = _sizes(field, data, "capacities")
+    return CacheCurve(
+        _text(field, data, "measured_on"),
+        _text(field, data, "trace"),
+        capacities,
+        _figures(field, data, "engine_hit_rate", len(capacities)),
+        _figures(field, data, "trace_hit_rate", len(capacities)),
+        _number(field, data, "unbounded_engine_hit_rate"),
+        _number(field, data, "unbounded_trace_hit_rate"),
+    )
 
 
 def read_vectorised(directory: Path | None = None) -> Vectorised:
@@ -119,7 +152,8 @@ def _read(directory: Path | None, name: str):
             raise MeasurementError(f"{where}: larger than {MAX_BYTES:,} bytes")
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise MeasurementError(f"{where} is missing: `{WRITERS[name]}` measures this machine and writes it") from None
+        does = "replays the whole trace" if name == CACHE_CURVE else "measures this machine"
+        raise MeasurementError(f"{where} is missing: `{WRITERS[name]}` {does} and writes it") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise MeasurementError(f"{where}: cannot be read ({str(exc)[:120]}); `{WRITERS[name]}` rewrites it") from None
     if not isinstance(data, dict):

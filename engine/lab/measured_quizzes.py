@@ -1,10 +1,14 @@
-"""Predictions graded from this machine's measurements instead of the run's log.
+"""Predictions graded from stored measurements instead of the run's log.
 
-Three `[[quiz]]` kinds (`engine/lab/quizzes.py` reads them like the others, asked before step 0):
+Four `[[quiz]]` kinds (`engine/lab/quizzes.py` reads them like the others, asked before step 0):
 
     kind = "faster"   rows = 8                         faster a token: the loop or the vectorised engine?
     kind = "minutes"  engine = "ChecksFinishedInAList"  which takes minutes at the axis's largest size?
     kind = "cause"    engine = "ChecksFinishedInAList"  why: how does a token's cost grow along the axis?
+    kind = "cache_share"  capacity = 3000000           how much of the maximum hit rate does that cache reach?
+
+The first three are this machine's speed; `cache_share` is the engine's cache curve over a whole trace
+(engine/lab/measured_cache.py), deterministic but an hour's replay too long for a lesson's run.
 
 The loop engine is `engine.BatchInferenceEngine`, in both files (the slow engines' "reference").
 The figures are noisy (a loaded machine shared by several processes), so an answer is only a fact
@@ -23,7 +27,15 @@ import math
 from pathlib import Path
 
 from ..analysis.quiz import Question, QuizError
-from .measured_files import MeasurementError, SlowEngine, Vectorised, read_slow_engines, read_vectorised
+from .measured_cache import cache_share_question
+from .measured_files import (
+    MeasurementError,
+    SlowEngine,
+    Vectorised,
+    read_cache_curve,
+    read_slow_engines,
+    read_vectorised,
+)
 from .measured_text import MINUTE, measured_on, ns_text, seconds_text, times_text
 from .toml_reader import Table
 
@@ -33,13 +45,27 @@ MIN_SPAN = 4  # the sizes a growth is read over, largest / smallest (a slow engi
 LOOP, VECTORISED = "the loop engine", "the vectorised engine"  # the loop engine: engine.BatchInferenceEngine
 REFERENCE, BOTH, NEITHER = LOOP, "both", "neither"  # the slow engines' reference is the same engine
 GROWTH_BANDS = ((0, -math.inf, 0.4), (1, 0.6, 1.4), (2, 1.6, math.inf))  # exponent, slope from, slope to
-READERS = {"faster": read_vectorised, "minutes": read_slow_engines, "cause": read_slow_engines}
+READERS = {
+    "faster": read_vectorised,
+    "minutes": read_slow_engines,
+    "cause": read_slow_engines,
+    "cache_share": read_cache_curve,
+}
 MEASURED_KINDS = tuple(READERS)
+SPEED_KINDS = ("faster", "minutes", "cause")  # this machine's speed (the others are the engine's own figures)
+MAX_CAPACITY = 10**10  # a cache_share quiz's capacity, in tokens
 
 
 def measured_subject(t: Table, kind: str) -> int | str:
-    """The quiz's `rows` (kind faster) or `engine` (minutes, cause), checked."""
+    """The quiz's `rows` (kind faster), `capacity` (cache_share) or `engine` (minutes, cause), checked."""
+    if kind == "cache_share":
+        return t.int("capacity", minimum=1, maximum=MAX_CAPACITY)
     return t.int("rows", minimum=1, maximum=10**7) if kind == "faster" else t.str("engine")
+
+
+def asked_from(kind: str) -> str:
+    """Where a measured question's answer comes from, as the app says it above the question."""
+    return "from this machine's measurements" if kind in SPEED_KINDS else "from the whole trace's replay"
 
 
 def measurement_problem(kind: str, directory: Path | None = None) -> str | None:
@@ -60,6 +86,8 @@ def measured_question(kind: str, subject: int | str, directory: Path | None = No
         raise QuizError("kind", str(exc)) from None
     if kind == "faster":
         return _faster(measured, int(subject))
+    if kind == "cache_share":
+        return cache_share_question(measured, int(subject))
     engine = _engine(measured.engines, str(subject))
     asker = _minutes if kind == "minutes" else _cause
     options, answer, fact = asker(engine, str(subject))
