@@ -33,6 +33,7 @@ from engine.lab.quizzes import questions
 from engine.lab.scenario import Scenario, load_scenario, trace_scenarios
 from engine.lab.simulate import simulate
 from engine.lab.toml_reader import ScenarioError
+from engine.lab.trace_sources import attribution
 from engine.practice.checker.sandbox import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from engine.practice.checker.scale.section import DEFAULT_BUDGET
 
@@ -153,14 +154,17 @@ def run_command(args: argparse.Namespace) -> int:
         questions(scenario, replay)  # a file's predictions must fit its run (else ScenarioError: exit 2)
     engine = scenario.engine
     figures = summary(log, cost)
+    credit = attribution(scenario.trace)  # a published trace's source, licence and paper (its licence asks)
     if args.json:
         mode = {"batching": engine.batching, "padded": engine.padded, "batch_size": engine.batch_size}
+        mode |= {"trace_attribution": credit} if credit else {}
         print(json.dumps({"scenario": scenario.name, **mode, **figures, "engine_wall_s": seconds}, indent=2))
     else:
         rows = [
             ("scenario", f"{scenario.name}: {scenario.title}"),
             ("mode", f"{engine.batching}, {'padded' if engine.padded else 'ragged'}, batch_size {engine.batch_size}"),
         ]
+        rows += [("trace data", credit.removeprefix("Trace data: "))] if credit else []
         rows += [(label(name), formatted(name, value)) for name, value in figures.items()]
         rows += [("engine wall time", f"{seconds:.3f} s")]
         width = max(len(name) for name, _ in rows)

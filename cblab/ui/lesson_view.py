@@ -1,6 +1,6 @@
 """The lesson above the stage: its heading and Next lesson, the chapter's intro, the text, the
-requests it runs, what some lessons show beside it, its predictions and, once they are
-checked, what happened.
+requests it runs (or, for a published trace, where the data comes from), what some lessons show
+beside it, its predictions and, once they are checked, what happened.
 
 The text describes the lesson's own settings. When the sidebar changes the run, a note above
 it says which settings differ and offers the lesson's own back, since the stage then shows
@@ -21,6 +21,7 @@ from cblab.ui.prefetch import after_lesson
 from cblab.ui.runs import Run, load
 from cblab.ui.settings import changed_settings
 from engine.lab.scenario import Scenario
+from engine.lab.trace_sources import attribution
 
 MAX_TABLE_REQUESTS = 40  # a lesson's requests shown as a table (a generated workload is described instead)
 
@@ -49,6 +50,7 @@ def render_lesson(
     else:
         with text:
             _render_text(own)
+    _render_attribution(own)  # (outside the projector's expander: the trace is on screen, so is its credit)
     extras = st.container()  # filled below, once it is known whether a prediction is open
     cap = None
     if shown.quizzes:
@@ -93,6 +95,13 @@ def _render_text(scenario: Scenario) -> None:
         stop = scenario.engine.stop_token
         st.caption(f"The requests (stop token: {'none' if stop is None else stop}, for every request)")
         st.markdown(markdown_table(table))
+
+
+def _render_attribution(scenario: Scenario) -> None:
+    """A published trace's source, licence and paper, under the lesson that replays it (engine/lab/trace_sources.py)."""
+    said = attribution(scenario.trace, markdown=True)
+    if said:
+        st.caption(said)
 
 
 PLAIN = {"stop sequences": "–", "arrives at step": 0, "cancelled before step": "–", "priority": 0}  # left out when so
