@@ -42,6 +42,7 @@ class Facts:
     prompt_len: int = 0
     taken_from: str | None = None  # slot kind: the request that held the slot before
     narrated_step: int | None = None  # the sentence is the stage's narration of this (earlier) step
+    tolerance: int = 0  # a number kind's: answers this far from `answer` are right too
 
 
 def slot(sentence: str, f: Facts) -> bool:

@@ -17,6 +17,7 @@ a question "...?" asks and claims nothing):
   runs until", "a matcher that resets misses it");
 - reason: the request named with the reason it finishes ("C ends with reason stop_token", "A
   reaches max_tokens", "A is cancelled");
+- the whole run's figures and the stored cache curve: tests/spoiler_figures.py;
 - number kinds: the answer (digits or words: "both", "one row") within a few words of the
   question's noun ("1 row", "16 still wait", "holds 4 blocks"; for blocks, in a sentence that
   names the request), or anywhere in a sentence that names the question's step and noun ("66
@@ -29,7 +30,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from tests import measured_spoilers
+from engine.analysis.run_quiz import RUN_ASKERS
+from tests import measured_spoilers, spoiler_figures
 from tests.lesson_screen import Asked
 from tests.spoiler_counts import NOUNS, count, steps
 from tests.spoiler_rules import Facts, delivered, preempted, reason, slot, stops
@@ -47,6 +49,7 @@ RULES = {
     "preemptions": lambda s, f: count(s, f, NOUNS["preemptions"]),
     **{kind: (lambda s, f, noun=NOUNS[kind]: count(s, f, noun)) for kind in ("admitted", "waiting", "rows")},
     **{kind: getattr(measured_spoilers, kind) for kind in ("faster", "minutes", "cause")},
+    **{kind: getattr(spoiler_figures, kind) for kind in (*RUN_ASKERS, "cache_share")},
 }
 
 
@@ -56,7 +59,7 @@ def facts(asked: Asked) -> Facts:
     rid = quiz.request
     requests = frozenset(info.request_id for info in replay.log.requests)
     if rid is None:
-        return Facts(None, q.answer, q.step, requests)
+        return Facts(None, q.answer, q.step, requests, tolerance=q.tolerance)
     before = None
     if quiz.kind == "slot":
         taken = int(str(q.answer).split()[1])

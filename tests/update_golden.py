@@ -3,7 +3,7 @@
     python -m tests.update_golden
 
 Small scenarios keep their whole JSONL log in tests/golden/<name>.jsonl (readable in a
-diff); generated workloads keep a SHA-256 of it in tests/golden/digests.json.
+diff); generated workloads and trace replays keep a SHA-256 of it in tests/golden/digests.json.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ def golden_text(path: Path) -> str:
 
 
 def is_generated(path: Path) -> bool:
-    return load_scenario(path).workload is not None
+    """A generated workload or a replayed trace: a log too long to read in a diff, kept as a digest."""
+    scenario = load_scenario(path)
+    return scenario.workload is not None or scenario.trace is not None
 
 
 def digest(text: str) -> str:

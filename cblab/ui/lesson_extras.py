@@ -1,7 +1,7 @@
 """What some lessons show beside the stage, under their text: how real servers differ, and
 the lessons whose point is not one run (a batch-size sweep, replicas behind a router, the
 running-table invariant checked on the correct engine and on the crossed-results bug, this
-machine's speed measurements).
+machine's speed measurements, a whole trace's cache curve).
 
 Each view is drawn only for a scenario that asks for it (`[[real_servers]]`, `[sweep]`,
 `[replicas]`; the invariant for its own lesson), in an expander that a projector's screen,
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from cblab.ui.cache_curve_view import render_cache_curve
 from cblab.ui.invariant_view import render_invariant
 from cblab.ui.kept_open import kept_expander
 from cblab.ui.measured_view import render_measured, render_measurement_notice
@@ -23,6 +24,7 @@ from engine.lab.scenario import Scenario
 
 INVARIANT_LESSON = "running-equals-active-slots"
 MEASURED_LESSON = "will-it-run-in-time"
+CACHE_CURVE_LESSON = "traffic-kimi-cache"
 
 
 def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool, predicting: bool = False) -> None:
@@ -32,11 +34,14 @@ def render_lesson_extras(scenario: Scenario, lesson: str | None, projector: bool
     # below the fold of a 1,400 x 900 screen)
     if lesson == MEASURED_LESSON:
         render_measurement_notice()
+    if lesson == CACHE_CURVE_LESSON:
+        render_measurement_notice(("cache_share",))
     views = [
         (scenario.sweep is not None, "Throughput and latency against the batch size", render_sweep),
         (scenario.replicas is not None, "Replicas behind a router: the autoscaling signal", render_replicas),
         (lesson == INVARIANT_LESSON, "The running table, checked at every step", render_invariant),
         (lesson == MEASURED_LESSON, "This machine's measurements: ns a token, and minutes", render_measured),
+        (lesson == CACHE_CURVE_LESSON, "The whole hour: hit rate against the cache's size", render_cache_curve),
     ]
     for wanted, title, render in views:
         if wanted:
