@@ -38,9 +38,13 @@ def curve_figure(curve: CacheCurve, pool_tokens: int | None = None) -> go.Figure
     ):
         percents = [None if r is None else r * 100 for r in rates]
         figure.add_scatter(x=sizes, y=percents, name=name, mode="lines+markers", line={"color": colour})
-    figure.add_hline(y=curve.unbounded_engine_hit_rate * 100, line={"color": palette.CURRENT, "dash": "dash"})
+    maximum = {"color": palette.CURRENT, "dash": "dash"}
+    figure.add_hline(y=curve.unbounded_engine_hit_rate * 100, line=maximum, annotation_text="no limit")
     if pool_tokens:
-        figure.add_vline(x=pool_tokens, line={"color": palette.EVICT, "dash": "dot"})
+        pool = {"color": palette.EVICT, "dash": "dot"}
+        figure.add_vline(
+            x=pool_tokens, line=pool, annotation_text="this lesson's pool", annotation_position="top right"
+        )
     ticks = [_tokens(size) for size in sizes]
     figure.update_layout(
         xaxis={"title": "cache capacity (tokens)", "type": "log", "tickvals": sizes, "ticktext": ticks},
@@ -56,7 +60,7 @@ def curve_summary(curve: CacheCurve) -> str:
     """The figures, each capacity's share of the maximum, and where they come from."""
     maximum = curve.unbounded_engine_hit_rate
     points = "; ".join(
-        f"{_tokens(size)} tokens: {rate * 100:.1f} % ({rate / maximum:.0%} of the maximum)"
+        f"{_tokens(size)} tokens: {rate * 100:.1f} % ({rate / maximum * 100:.0f} % of the maximum)"
         for size, rate in zip(curve.capacities, curve.engine_hit_rate)
         if rate is not None and maximum
     )

@@ -47,10 +47,11 @@ def render_lesson(
     if projector:  # one click away, so the grid still fits a projector's screen
         with text.expander("The lesson", key="lesson_text"):
             _render_text(own)
+        _render_attribution(own)  # (outside the expander: the trace is on screen, so is its credit)
     else:
         with text:
             _render_text(own)
-    _render_attribution(own)  # (outside the projector's expander: the trace is on screen, so is its credit)
+            _render_attribution(own)
     extras = st.container()  # filled below, once it is known whether a prediction is open
     cap = None
     if shown.quizzes:
