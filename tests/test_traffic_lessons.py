@@ -110,6 +110,9 @@ def test_the_chat_minute_is_mostly_token_work_and_nobody_waits():
         f"no chunk here was longer than {steps.prefill_tokens.max():,} tokens",
     )
     assert int(steps.idle_before.sum()) == 0 and steps.queue_depth.max() == 0
+    widest = steps[steps.step == 5933].iloc[0]  # (its caption's figures)
+    assert widest.rows_sent == steps.running_rows.max() == 28 and widest.context_tokens == 33_764
+    assert (round(widest.context_tokens * cost.kv_token_s * 1e3, 1), round(widest.duration_s * 1e3, 1)) == (5.3, 9.3)
 
 
 def test_the_burst_fills_the_queue_then_the_pool_and_sets_the_tail():
@@ -152,6 +155,11 @@ def test_kimi_s_minute_finds_its_first_block_everywhere_and_little_else():
     table = trace_of(scenario.trace)
     cached, looked_up = cache_hits(log)
     assert all(table.hash_ids(i)[0] == 0 for i in range(len(table)))  # "Every request ... starts with ... id 0"
+    times, sizes = np.unique(table.arrival_ms, return_counts=True)
+    assert set(np.round(np.diff(times) / 1000)) == {3}
+    says(
+        scenario, f"{len(table)} requests in {len(times)} groups of {sizes.min()} to {sizes.max()}, one group every 3 s"
+    )
     found = requests.cached_tokens
     more = found[found > 512]
     assert (found == 0).sum() == 1 and (found == 512).sum() == len(table) - 1 - len(more)

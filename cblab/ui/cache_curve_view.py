@@ -43,7 +43,7 @@ def curve_figure(curve: CacheCurve, pool_tokens: int | None = None) -> go.Figure
     if pool_tokens:
         pool = {"color": palette.EVICT, "dash": "dot"}
         figure.add_vline(
-            x=pool_tokens, line=pool, annotation_text="this lesson's pool", annotation_position="top right"
+            x=pool_tokens, line=pool, annotation_text="this lesson's pool", annotation_position="bottom right"
         )
     ticks = [_tokens(size) for size in sizes]
     figure.update_layout(

@@ -19,9 +19,12 @@ asked for. When two questions are about the same step, the step's narration, whi
 everything that step did, joins the explanation of the last of them to be asked only (they
 are asked earliest step first, then in file order): answering one never answers the other.
 
-The kinds `faster`, `minutes` and `cause` are answered from this machine's speed measurements
-instead of the log (`engine/lab/measured_quizzes.py`; they take `rows` or `engine`, no step),
-and are left out of the scenario while the file they are graded from is missing.
+The kinds `faster`, `minutes` and `cause` are answered from this machine's speed measurements,
+and `cache_share` from a whole trace's stored cache curve, instead of the log
+(`engine/lab/measured_quizzes.py`; they take `rows`, `engine` or `capacity`, no step), and are
+left out of the scenario while the file they are graded from is missing. The whole-run kinds
+(`hit_rate`, `prefill_share`, `ttft_p50`, `ttft_p99`, `peak_waiting`) are priced with the
+scenario's cost model (`engine/analysis/run_quiz.py`).
 """
 
 from __future__ import annotations
