@@ -13,7 +13,7 @@ websocket protocol; `python -m benchmarks.chromium_compare` checks it against Ch
 once: a cold landing (the server's first sight of the lesson), then N new sessions a warm landing,
 then a typed answer in the lesson's open prediction, Check prediction, and Next lesson, each after
 the class has read for `--read` seconds (5; 0: back to back); while a class reads, the server makes
-the next lesson (cblab/ui/prefetch.py). Each step is timed from its send to Streamlit's
+the next lesson (cblab/ui/frame/prefetch.py). Each step is timed from its send to Streamlit's
 `script_finished` (a landing: from the page request), and the bytes the server sent for it are
 counted (per session, and for the whole class). Then one learner opens the lesson in headless
 Chromium three times on the warm server: seconds to the stage's first painted grid; and, last,

@@ -4,7 +4,7 @@
 
 Side by side in one run, per lesson, at its own settings: the comparison made from nothing (every
 configuration run, as before the precompute) and the same figures read back from the runs cache
-folder (what a worker does once `python -m cblab.ui.precompute` has kept them), each on a fresh
+folder (what a worker does once `python -m cblab.ui.frame.precompute` has kept them), each on a fresh
 in-memory cache. Prints both times and their ratio; the folder is a temporary one, removed after.
 The machine is shared and loaded: read the ratio, not the seconds.
 """
@@ -19,8 +19,8 @@ import time
 
 def main(argv: list[str]) -> int:
     os.environ["CBL_RUN_CACHE"] = tempfile.mkdtemp(prefix="cbl-compare-ahead-")
-    from cblab.ui.comparisons import COMPARISONS, comparison
-    from cblab.ui.controls import own_overrides
+    from cblab.ui.controls.controls import own_overrides
+    from cblab.ui.runs.comparisons import COMPARISONS, comparison
     from engine.lab.course import load_course
     from engine.lab.scenario import resolve_scenario
 

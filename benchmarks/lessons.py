@@ -1,8 +1,8 @@
 """What a learner does on a lesson page, found from the widget keys the page shows.
 
 The app keys a lesson's open prediction `quiz_<lesson>_<n>` and its button `check_<lesson>_<n>`
-(`cblab/ui/course.py`), and the way on `next_lesson` (`cblab/ui/controls.py`). The classroom client finds
-their ids among the widgets of the last run (an id ends in `-<key>`).
+(`cblab/ui/course/course.py`), and the way on `next_lesson` (`cblab/ui/controls/controls.py`). The
+classroom client finds their ids among the widgets of the last run (an id ends in `-<key>`).
 """
 
 from __future__ import annotations

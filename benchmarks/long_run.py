@@ -4,7 +4,7 @@
     python -m benchmarks.long_run --scenario scenarios/traces/trace-azure-code.toml   # a published trace
 
 A run is long when `engine.lab.limits.is_long` says so: the Grid tab shows its overview and the stage
-plays a window of it (cblab/ui/long_run.py). The scenario (by default 12,000 requests, 7,188 steps,
+plays a window of it (cblab/ui/stage/long_run.py). The scenario (by default 12,000 requests, 7,188 steps,
 686,514 events) is uploaded, as no lesson of the course is long yet:
 
 1. in Python, what the server makes once per run (the simulation, the replay and metrics, the outline

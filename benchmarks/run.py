@@ -266,8 +266,8 @@ def naive_scale() -> dict:
 
 def stage_frames_seconds(repeats: int) -> tuple[float, int, int]:
     """Encoding the stage's frames for the Anyscale cap-1536 run (paged on the pool: 4,330 steps, 64 slots),
-    their JSON size (each sentence once) and their size as sent (compressed, cblab/ui/stage_wire.py)."""
-    from cblab.ui.stage_wire import compress
+    their JSON size (each sentence once) and their size as sent (compressed, cblab/ui/runs/stage_wire.py)."""
+    from cblab.ui.runs.stage_wire import compress
     from engine.analysis.frames import encode, for_the_wire
     from engine.analysis.replay import Replay
     from engine.lab.scenario import resolve_scenario

@@ -54,7 +54,7 @@ class Collections:
 
 
 def stage_key(app) -> str:
-    from cblab.ui.stage_wire import unpack
+    from cblab.ui.runs.stage_wire import unpack
 
     (stage,) = [c for c in app.get("bidi_component") if c.proto.component_name == "continuous-batching-lab.stage"]
     return "stage_" + unpack(stage.proto.bytes)[0]["id"]

@@ -1,9 +1,10 @@
 """The app's page: `render()` draws it once per script run (Streamlit reruns it on every click); `app.py` runs it.
 
-Header, sidebar, the run, the lesson, the tabs. The page's frame is laid out in `cblab/ui/layout.py` (the
-header, the tabs), the controls live in `cblab/ui/controls.py` (their table in `cblab/ui/settings.py`), the
-cached runs in `cblab/ui/runs.py`, the lesson in `cblab/ui/lesson_view.py`, the views in `cblab/ui/stage.py`
-and `cblab/ui/tabs.py`; this module only wires them together.
+Header, sidebar, the run, the lesson, the tabs. The page's frame is laid out in
+`cblab/ui/frame/layout.py` (the header, the tabs), the controls live in `cblab/ui/controls/controls.py`
+(their table in `cblab/ui/controls/settings.py`), the cached runs in `cblab/ui/runs/runs.py`, the lesson
+in `cblab/ui/frame/lesson_view.py`, the views in `cblab/ui/stage/stage.py` and `cblab/ui/frame/tabs.py`;
+this module only wires them together.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ import dataclasses
 
 import streamlit as st
 
-from cblab.ui import url
-from cblab.ui.controls import UPLOAD, scenario_ui, settings_ui
-from cblab.ui.course import render_scores
-from cblab.ui.layout import render_header, render_tabs
-from cblab.ui.lesson_view import render_lesson
-from cblab.ui.page import render_page
-from cblab.ui.runs import Overrides, UserError, is_event_log, load
+from cblab.ui.controls import url
+from cblab.ui.controls.controls import UPLOAD, scenario_ui, settings_ui
+from cblab.ui.course.course import render_scores
+from cblab.ui.frame.layout import render_header, render_tabs
+from cblab.ui.frame.lesson_view import render_lesson
+from cblab.ui.frame.page import render_page
+from cblab.ui.runs.runs import Overrides, UserError, is_event_log, load
 
 LESSON_HELP = "A link opens a lesson by name or number: ?lesson=part2-slot-refill or ?lesson=1.2."
 

@@ -1,8 +1,8 @@
 """Fixtures shared by the browser tests: one app server per module, one Chromium, a fresh page per test.
 
-The whole suite keeps its runs in a run cache folder of its own (cblab/ui/run_cache.py), which the
+The whole suite keeps its runs in a run cache folder of its own (cblab/ui/runs/run_cache.py), which the
 app servers it starts inherit: never the user's, and empty at the start of every session. No
-next lesson is made ahead (cblab/ui/prefetch.py) but where tests/test_prefetch.py asks for it.
+next lesson is made ahead (cblab/ui/frame/prefetch.py) but where tests/test_prefetch.py asks for it.
 """
 
 import os

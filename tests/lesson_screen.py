@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cblab.ui.lesson_view import requests_table
+from cblab.ui.frame.lesson_view import requests_table
 from engine.analysis.narration import narrate
 from engine.analysis.quiz import Question
 from engine.analysis.replay import Replay

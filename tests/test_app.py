@@ -5,7 +5,7 @@ import pathlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui.stage_wire import unpack
+from cblab.ui.runs.stage_wire import unpack
 from engine.lab.scenario import list_scenarios
 from tests.helpers import start_app
 
@@ -255,7 +255,7 @@ def test_a_lesson_s_requests_are_a_markdown_table_with_only_the_columns_in_play(
 
 
 def test_a_markdown_table_escapes_what_markdown_would_read():
-    from cblab.ui.lesson_view import markdown_table
+    from cblab.ui.frame.lesson_view import markdown_table
 
     assert markdown_table([{"request": "a|b", "prompt": "[1, 2]", "stop sequences": "*_`<x>#~\\"}]) == (
         "| request | prompt | stop sequences |\n| --- | --- | --- |\n"

@@ -1,4 +1,4 @@
-"""The sidebar's settings table (cblab/ui/settings.py) and the small things a class sees: memory settings
+"""The sidebar's settings table (cblab/ui/controls/settings.py) and the small things a class sees: memory settings
 bound to the URL, Back and Forward between lessons, scores kept in the browser, tables in words,
 downloads named after the lesson."""
 
@@ -7,12 +7,12 @@ import pathlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui.batch_view import lengths_text
-from cblab.ui.compare_view import comparison_table
-from cblab.ui.course import merge_scores
-from cblab.ui.runs import KEEP, Overrides, apply_overrides, load
-from cblab.ui.settings import BY_KEY, SETTINGS, own_values, parse, url_text
-from cblab.ui.tabs import download_name
+from cblab.ui.charts.compare_view import comparison_table
+from cblab.ui.controls.settings import BY_KEY, SETTINGS, own_values, parse, url_text
+from cblab.ui.course.course import merge_scores
+from cblab.ui.frame.tabs import download_name
+from cblab.ui.runs.runs import KEEP, Overrides, apply_overrides, load
+from cblab.ui.stage.batch_view import lengths_text
 from engine.lab.compare import compare
 from engine.lab.scenario import resolve_scenario
 from tests.helpers import start_app

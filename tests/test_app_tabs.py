@@ -12,15 +12,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cblab.ui import palette
-from cblab.ui.batch_view import batch_table, batch_view
-from cblab.ui.runs import Overrides, load
-from cblab.ui.tabs import visible_columns
-from cblab.ui.time_charts import over_time_figure, span, timeline_figure, with_idle_stretches
+from cblab.ui.charts.time_charts import over_time_figure, span, timeline_figure, with_idle_stretches
+from cblab.ui.frame.tabs import visible_columns
+from cblab.ui.runs.runs import Overrides, load
+from cblab.ui.stage.batch_view import batch_table, batch_view
 from engine.core.log.dataframe import KIND_LABELS, events_frame
 from tests.helpers import start_app
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-STAGE_CSS = ROOT / "cblab" / "ui" / "stage_component" / "stage.css"
+STAGE_CSS = ROOT / "cblab" / "ui" / "stage" / "stage_component" / "stage.css"
 ALWAYS = ["step", "kind", "slot", "request_id"]
 
 

@@ -1,9 +1,9 @@
 """The components' inline forms (used should Streamlit refuse their declaration) are modules Chromium loads:
 one default export, a function, and nothing they import."""
 
-from cblab.ui.overview_chart import OVERVIEW
-from cblab.ui.page import PAGE
-from cblab.ui.stage import STAGE
+from cblab.ui.frame.page import PAGE
+from cblab.ui.stage.overview_chart import OVERVIEW
+from cblab.ui.stage.stage import STAGE
 from tests.browser_support import launch, require_browser
 
 sync_api = require_browser()

@@ -1,4 +1,4 @@
-"""A long run in a real headless Chromium (cblab/ui/long_run.py): the 12,000-request fixture is uploaded, the Grid
+"""A long run in a real headless Chromium (cblab/ui/stage/long_run.py): the 12,000-request fixture is uploaded, the Grid
 tab shows its overview over simulated time and the stage plays a window of it; a drag across the overview
 and a click on it move the window, and the stage plays the new one from its first step. At 1,400 px, at a
 phone's 390 px and in presentation mode. Screenshots go to test-artifacts/long-run-*.png: look at them."""

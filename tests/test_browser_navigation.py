@@ -185,7 +185,7 @@ def test_an_expander_whose_prediction_is_checked_opens_at_the_first_click(page, 
 
 
 def test_a_view_beside_a_lesson_is_not_drawn_while_its_predictions_are_open(page, url):
-    """8.5's sweep is not drawn while a prediction is open (cblab/ui/lesson_extras.py): opened, its
+    """8.5's sweep is not drawn while a prediction is open (cblab/ui/frame/lesson_extras.py): opened, its
     expander says to predict first and holds no chart; a link that turns predictions off draws it."""
     open_app(page, url, "?lesson=8.5")
     summary = page.locator("[data-testid='stExpander'] summary").filter(has_text="Throughput and latency")

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from cblab.ui.pair_view import INSET, OUTLINE
+from cblab.ui.practice.pair_view import INSET, OUTLINE
 from engine.practice.zoo import BUGS
 from tests.browser_support import require_browser, screenshot, wait_until_idle
 

@@ -5,11 +5,11 @@ on the thrash lesson's (7.4) and the biggest Anyscale lesson's (8.4) real runs."
 import numpy as np
 import pytest
 
-from cblab.ui.chart_parts import count_axis, log_bins
-from cblab.ui.kv_charts import kv_usage_figure, preemptions_figure, token_gap_figure
-from cblab.ui.prefix_charts import cached_tokens_figure, hit_rate_figure
-from cblab.ui.runs import Overrides, load
-from cblab.ui.time_charts import over_time_figure, timeline_figure
+from cblab.ui.charts.chart_parts import count_axis, log_bins
+from cblab.ui.charts.kv_charts import kv_usage_figure, preemptions_figure, token_gap_figure
+from cblab.ui.charts.prefix_charts import cached_tokens_figure, hit_rate_figure
+from cblab.ui.charts.time_charts import over_time_figure, timeline_figure
+from cblab.ui.runs.runs import Overrides, load
 from engine.analysis.prefix_hits import hit_rate_over_time
 
 

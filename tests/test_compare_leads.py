@@ -6,7 +6,7 @@ lesson that runs with the cache."""
 
 import dataclasses
 
-from cblab.ui.compare_view import PAPER_HIDDEN, PAPER_SHOWN
+from cblab.ui.charts.compare_view import PAPER_HIDDEN, PAPER_SHOWN
 from engine.lab.compare import headline_ratios, own_configuration
 from engine.lab.configurations import CACHED
 from engine.lab.paper_systems import unlike_the_paper

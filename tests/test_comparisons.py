@@ -1,6 +1,6 @@
-"""Compare's runs (cblab/ui/comparisons.py): a progress report naming each configuration as it starts,
+"""Compare's runs (cblab/ui/runs/comparisons.py): a progress report naming each configuration as it starts,
 the figures made once for every session, kept on disk for a built-in lesson and read back without
-running anything, a bad file ignored and removed; and `python -m cblab.ui.precompute`, which
+running anything, a bad file ignored and removed; and `python -m cblab.ui.frame.precompute`, which
 `cb-lab serve` starts to make every lesson's figures ahead (issue 33, "Phone and waiting")."""
 
 import json
@@ -10,10 +10,11 @@ import subprocess
 import pytest
 
 from cblab.cli.serve import PRECOMPUTE
-from cblab.ui import comparisons, precompute, run_cache
-from cblab.ui.comparisons import COMPARISONS, compared_scenario, comparison, figures_key
-from cblab.ui.controls import own_overrides
-from cblab.ui.runs import Overrides
+from cblab.ui.controls.controls import own_overrides
+from cblab.ui.frame import precompute
+from cblab.ui.runs import comparisons, run_cache
+from cblab.ui.runs.comparisons import COMPARISONS, compared_scenario, comparison, figures_key
+from cblab.ui.runs.runs import Overrides
 from engine.lab.compare import compare, runs
 from engine.lab.scenario import SCENARIO_DIR, resolve_scenario
 from tests.browser_support import ROOT

@@ -4,7 +4,7 @@ import re
 import tomllib
 
 from cblab.ui.components import DECLARATION, declared
-from cblab.ui.stage import SCRIPTS, STAGE
+from cblab.ui.stage.stage import SCRIPTS, STAGE
 from tests.helpers import start_app
 
 
@@ -22,19 +22,20 @@ def test_every_rerun_names_the_components_files_instead_of_carrying_them():
 
 
 def test_the_declaration_is_the_projects_and_names_folders_of_the_package():
-    """Streamlit takes the components' full names from the project's name, and serves their folders."""
+    """Streamlit takes the components' full names from the project's name, and serves their folders (each in the
+    subpackage of cblab.ui that draws it: stage/, frame/)."""
     project = tomllib.loads((DECLARATION.parents[2] / "pyproject.toml").read_text())["project"]["name"]
     name, folders = declared()
     assert name == project and set(folders) == {"stage", "page", "overview"}
-    assert all(folder.is_dir() and folder.parent == DECLARATION.parent for folder in folders.values())
+    assert all(folder.is_dir() and folder.parent.parent == DECLARATION.parent for folder in folders.values())
     assert {path.name for path in folders["stage"].glob("*.js")} == set(SCRIPTS)
 
 
 def test_each_component_s_modules_import_only_each_other_and_the_inline_form_is_one_module():
     """Each file imports others of its folder by relative path; the inline form (should Streamlit refuse the
     declaration) is them all in order, with one export: the entry's default."""
-    from cblab.ui.overview_chart import OVERVIEW
-    from cblab.ui.page import PAGE
+    from cblab.ui.frame.page import PAGE
+    from cblab.ui.stage.overview_chart import OVERVIEW
 
     for component in (STAGE, PAGE, OVERVIEW):
         for path in component.folder.glob("*.js"):

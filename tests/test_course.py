@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cblab.cli.main import main as cli_main
-from cblab.ui.course import quiz_key
+from cblab.ui.course.course import quiz_key
 from engine.analysis.quiz import grade
 from engine.analysis.replay import Replay
 from engine.lab.course import load_course
@@ -352,7 +352,7 @@ def test_next_lesson_asks_every_prediction_even_when_the_url_held_a_step():
 def test_a_long_prompt_shows_its_first_tokens_and_its_length_in_the_request_table():
     """Chunked prefill's L (4,000 tokens) filled a screen; the multi-turn chat's prompts (up to 20 tokens,
     each turn the last one's prompt and answer and a new question) are read whole."""
-    from cblab.ui.lesson_view import requests_table
+    from cblab.ui.frame.lesson_view import requests_table
 
     chunked = {row["request"]: row["prompt"] for row in requests_table(resolve_scenario("chunked-prefill"))}
     assert chunked["L"] == "[865, 395, 777, 912, 431, 42, 266, 989, …] (4,000 tokens)"

@@ -7,9 +7,9 @@ import math
 import pandas as pd
 import pytest
 
-from cblab.ui.compare_view import _figure
-from cblab.ui.runs import Overrides, load
-from cblab.ui.time_charts import request_table
+from cblab.ui.charts.compare_view import _figure
+from cblab.ui.charts.time_charts import request_table
+from cblab.ui.runs.runs import Overrides, load
 from engine.analysis.metrics import format_seconds
 from engine.analysis.wording import duration
 

@@ -8,8 +8,8 @@ import pytest
 
 from cblab.cli.main import build_parser
 from cblab.cli.options import scenario_of
-from cblab.ui.runs import Overrides
-from cblab.ui.settings import BY_KEY, parse, url_text
+from cblab.ui.controls.settings import BY_KEY, parse, url_text
+from cblab.ui.runs.runs import Overrides
 from engine import EngineConfig
 from engine.lab.engine_settings import BY_NAME, ENGINE_SETTINGS
 from engine.lab.scenario import ScenarioError, parse_scenario

@@ -175,7 +175,7 @@ def test_the_fill_timeout_lesson_states_its_numbers():
 def test_the_sidebar_sets_the_fill_timeout_for_static_batching_only():
     from streamlit.testing.v1 import AppTest
 
-    from cblab.ui.runs import Overrides, load
+    from cblab.ui.runs.runs import Overrides, load
 
     calls = {
         t: len(load("fill-timeout", None, Overrides(fill_timeout=t)).log.to_dataframe().query("kind == 'model_call'"))

@@ -118,8 +118,8 @@ def test_the_cli_prices_by_cost_and_a_ms_flag_replaces_one_figure():
 
 
 def test_the_app_prices_an_uploaded_scenario_by_its_preset_and_says_so():
-    from cblab.ui.runs import Overrides, load
-    from cblab.ui.time_charts import cost_caption
+    from cblab.ui.charts.time_charts import cost_caption
+    from cblab.ui.runs.runs import Overrides, load
     from tests.helpers import Upload
 
     run = load("x.toml", Upload("x.toml", ('cost = "opt-13b-a100-40gb"\n' + PART2).encode()), Overrides())

@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cblab.ui.cache import SizedCache
-from cblab.ui.runs import Overrides, UserError, load, uploaded_scenario
+from cblab.ui.runs.runs import Overrides, UserError, load, uploaded_scenario
 from tests.helpers import Upload
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")

@@ -71,7 +71,7 @@ def test_the_engine_with_a_kv_pool_and_preemptions_keeps_the_invariant():
 
 
 def invariant_page():
-    from cblab.ui.invariant_view import render_invariant
+    from cblab.ui.course.invariant_view import render_invariant
     from engine.lab.scenario import resolve_scenario
 
     render_invariant(resolve_scenario("running-equals-active-slots"))

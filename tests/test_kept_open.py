@@ -5,7 +5,8 @@ import inspect
 
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui import lesson_extras, real_servers
+from cblab.ui.course import real_servers
+from cblab.ui.frame import lesson_extras
 
 
 def box_script(expanded: bool = True, closed_by_learner: bool = False):

@@ -1,14 +1,14 @@
 """The lesson's reveal stays when the learner moves the setting the lesson asks them to move
 (issue 33, "The slider removes the reveal"): 7.4 asks for the Watermark slider once predicted;
 its reveal (the 0.01/0.05/0.1 figures) and the verdict stay, marked as the lesson's settings,
-beside the changed run's own figures (`cblab/ui/kept_reveal.py`)."""
+beside the changed run's own figures (`cblab/ui/course/kept_reveal.py`)."""
 
 import pathlib
 
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui.course import quiz_key
-from cblab.ui.kept_reveal import figures_beside, kept_heading, settings_said
+from cblab.ui.course.course import quiz_key
+from cblab.ui.course.kept_reveal import figures_beside, kept_heading, settings_said
 from engine.lab.scenario import resolve_scenario
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")

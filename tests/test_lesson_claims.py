@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cblab.ui.batch_view import batch_view
+from cblab.ui.stage.batch_view import batch_view
 from engine import BatchInferenceEngine
 from engine.analysis.hardware import cost_model
 from engine.analysis.metrics import CostModel, request_metrics, step_metrics, summary

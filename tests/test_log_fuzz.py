@@ -7,8 +7,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cblab.ui.batch_view import batch_view
-from cblab.ui.grid import grid_data, grid_figure
+from cblab.ui.stage.batch_view import batch_view
+from cblab.ui.stage.grid import grid_data, grid_figure
 from engine import EventLog
 from engine.analysis.metrics import summary
 from engine.analysis.narration import narrate

@@ -5,7 +5,7 @@ import tracemalloc
 
 import pytest
 
-from cblab.ui.grid import grid_data, grid_figure
+from cblab.ui.stage.grid import grid_data, grid_figure
 from engine import EventLog
 from engine.analysis.metrics import request_metrics, step_metrics
 from engine.analysis.narration import narrate

@@ -1,4 +1,4 @@
-"""A long run in the app under AppTest (cblab/ui/long_run.py): the Grid tab shows its overview and the stage plays
+"""A long run in the app under AppTest (cblab/ui/stage/long_run.py): the Grid tab shows its overview and the stage plays
 a window of it. The 12,000-request fixture (tests/fixtures/long-run.toml) is uploaded (a long event log too);
 tests/test_long_run_course.py walks the course made long."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import streamlit
 
-from cblab.ui.long_run import picked_window
-from cblab.ui.stage_wire import unpack
+from cblab.ui.runs.stage_wire import unpack
+from cblab.ui.stage.long_run import picked_window
 from engine.analysis.overview import default_window
 from engine.lab.limits import MAX_WINDOW_STEPS, OVERVIEW_BUCKETS
 from engine.lab.scenario import resolve_scenario

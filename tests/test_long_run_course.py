@@ -4,9 +4,9 @@ presentation mode and side by side draw a long run, and a long run read back fro
 
 import pytest
 
-from cblab.ui import runs
-from cblab.ui.long_run import windowed
-from cblab.ui.stage_wire import inflate
+from cblab.ui.runs import runs
+from cblab.ui.runs.stage_wire import inflate
+from cblab.ui.stage.long_run import windowed
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate
 from tests.helpers import start_app
@@ -60,7 +60,7 @@ def test_presentation_mode_and_side_by_side_draw_a_long_run(all_long):
 
 
 def test_a_long_run_read_back_from_the_run_cache_keeps_its_outline_and_plays_the_same_windows(all_long):
-    """A built-in long lesson's run is kept on disk as its log and its compressed outline (cblab/ui/run_cache.py)."""
+    """A built-in long lesson's run is kept on disk as its log and its compressed outline (runs/run_cache.py)."""
     scenario = resolve_scenario("poisson-arrivals")
     made = runs._run(simulate(scenario), scenario, "made")
     read = runs._run(made.log, scenario, "read", wire=made.wire)

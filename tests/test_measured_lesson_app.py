@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cblab.ui import runs
-from cblab.ui.course import quiz_key
+from cblab.ui.course.course import quiz_key
+from cblab.ui.runs import runs
 from engine.lab import course, scenario
 from tests.helpers import start_app
 
@@ -23,7 +23,7 @@ def measured(monkeypatch):
     def use(folder: Path) -> None:
         monkeypatch.setenv("CBL_MEASUREMENTS", str(folder))
         monkeypatch.setattr(scenario, "_builtin", scenario._builtin.__wrapped__)
-        monkeypatch.setattr("cblab.ui.course.load_course", course.load_course.__wrapped__)
+        monkeypatch.setattr("cblab.ui.course.course.load_course", course.load_course.__wrapped__)
         monkeypatch.setattr(runs.RUNS, "get", lambda key, make, *sizes: make())
 
     return use

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cblab.ui.measured_view import rows_figure, rows_summary
+from cblab.ui.course.measured_view import rows_figure, rows_summary
 from engine.analysis.quiz import QuizError, grade
 from engine.analysis.replay import Replay
 from engine.lab.measured_files import (

@@ -111,7 +111,7 @@ def test_a_long_chart_keeps_each_bucket_s_first_row_and_where_each_line_is_lowes
 
 
 def test_the_chart_drops_to_0_over_a_long_idle_stretch_rather_than_crossing_it():
-    from cblab.ui.overview_chart import overview_data  # (the app's side: the points the component draws)
+    from cblab.ui.stage.overview_chart import overview_data  # (the app's side: the points the component draws)
 
     run = SimpleNamespace(log=SimpleNamespace(config=SimpleNamespace(batch_size=4, kv_blocks=40, prefix_caching=True)))
     data = overview_data(run, overview(STEPS, LOOKUPS, buckets=5), (3.0, 6.0), projector=False)

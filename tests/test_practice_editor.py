@@ -8,8 +8,8 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
-import cblab.ui.practice
-from cblab.ui.practice import ALLOW_CODE, ROOT
+import cblab.ui.practice.practice
+from cblab.ui.practice.practice import ALLOW_CODE, ROOT
 from engine.practice.checker.cases import fixed_cases
 from engine.practice.checker.resources import THREAD_VARIABLES
 
@@ -19,7 +19,7 @@ CORRECT = (pathlib.Path(__file__).parent / "solutions" / "correct.py").read_text
 
 def check_in_editor(monkeypatch, code: str) -> AppTest:
     monkeypatch.setenv(ALLOW_CODE, "1")
-    monkeypatch.setattr(cblab.ui.practice, "EDITOR_SCALE_BUDGET", 3)  # the scale section, kept short
+    monkeypatch.setattr(cblab.ui.practice.practice, "EDITOR_SCALE_BUDGET", 3)  # the scale section, kept short
     app = AppTest.from_file(APP, default_timeout=120)
     app.query_params["tab"] = "Practice"
     app.run()
@@ -60,8 +60,8 @@ def test_a_checker_log_forged_by_the_pasted_code_is_one_error(monkeypatch):
 def test_the_editor_stops_the_checker_and_its_worker_on_timeout(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    monkeypatch.setenv(cblab.ui.practice.ALLOW_CODE, "1")
-    monkeypatch.setattr(cblab.ui.practice, "EDITOR_TIMEOUT", 2)
+    monkeypatch.setenv(cblab.ui.practice.practice.ALLOW_CODE, "1")
+    monkeypatch.setattr(cblab.ui.practice.practice, "EDITOR_TIMEOUT", 2)
     app = AppTest.from_file(os.path.join(os.path.dirname(__file__), "..", "app.py"), default_timeout=60)
     app.query_params["tab"] = "Practice"
     app.run()

@@ -5,9 +5,9 @@ import pathlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui.pair_view import checker_pair
-from cblab.ui.paired_runs import first_difference
-from cblab.ui.practice import ALLOW_CODE, CHECK_STEPS, ROOT
+from cblab.ui.practice.pair_view import checker_pair
+from cblab.ui.practice.paired_runs import first_difference
+from cblab.ui.practice.practice import ALLOW_CODE, CHECK_STEPS, ROOT
 from engine import EventLog
 from engine.lab.scenario import resolve_scenario
 from engine.lab.simulate import simulate

@@ -7,8 +7,8 @@ import pytest
 import streamlit
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui.pair_view import checker_pair
-from cblab.ui.runs import MAX_UPLOAD_BYTES
+from cblab.ui.practice.pair_view import checker_pair
+from cblab.ui.runs.runs import MAX_UPLOAD_BYTES
 from engine import EventLog
 from engine.core.log.events import RequestInfo
 from engine.practice.checker import reconstruct as reconstruct_module

@@ -1,4 +1,4 @@
-"""The next lesson made ahead (cblab/ui/prefetch.py): once per server, after a quiet moment, into the very
+"""The next lesson made ahead (cblab/ui/frame/prefetch.py): once per server, after a quiet moment, into the very
 caches Next lesson reads, so that the class finds it made."""
 
 import threading
@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from cblab.ui import prefetch
-from cblab.ui.course import course
+from cblab.ui.course.course import course
+from cblab.ui.frame import prefetch
 from tests.helpers import start_app
 
 SWEEP_LESSON = "throughput-vs-latency"  # its run and, beside it, a batch-size sweep
@@ -49,8 +49,8 @@ def test_a_lesson_made_ahead_opens_without_running_the_engine(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("made again: the prefetch filled another cache entry than the page reads")
 
-    monkeypatch.setattr("cblab.ui.runs.simulate", refuse)
-    monkeypatch.setattr("cblab.ui.sweep_view.sweep", refuse)
+    monkeypatch.setattr("cblab.ui.runs.runs.simulate", refuse)
+    monkeypatch.setattr("cblab.ui.charts.sweep_view.sweep", refuse)
     app = start_app(lesson=SWEEP_LESSON, predict="false")  # at its own settings, as Next lesson opens it
     assert not app.exception and not app.error
     assert [chart.proto.id for chart in app.get("plotly_chart")]  # the sweep's chart, drawn from the cache

@@ -514,7 +514,7 @@ def test_a_chunked_prefill_after_hits_says_what_it_computed_apart_from_what_it_f
 def test_the_app_loads_a_prefix_cached_scenario_and_its_log():
     """Uploaded as TOML or as the JSONL of such a run: it runs, its metrics show the cache, and the stage is
     sent the same pool to draw from either (a block shared by a and b: engine/analysis/prefix_frames.py)."""
-    from cblab.ui.runs import Overrides, load
+    from cblab.ui.runs.runs import Overrides, load
     from tests.helpers import Upload
 
     toml = (

@@ -1,4 +1,4 @@
-"""The Metrics tab's prefix-cache charts (cblab/ui/prefix_charts.py): shown for a run with prefix
+"""The Metrics tab's prefix-cache charts (cblab/ui/charts/prefix_charts.py): shown for a run with prefix
 caching only, drawn from the analysis' figures, and the run without the cache made once, through
 the runs every session shares."""
 
@@ -9,10 +9,10 @@ import pytest
 import streamlit
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui.chart_parts import cdf
-from cblab.ui.layout import without_cache
-from cblab.ui.prefix_charts import cached_tokens_figure, hit_rate_figure, ttft_caption, ttft_figure
-from cblab.ui.runs import RUNS, Overrides, load
+from cblab.ui.charts.chart_parts import cdf
+from cblab.ui.charts.prefix_charts import cached_tokens_figure, hit_rate_figure, ttft_caption, ttft_figure
+from cblab.ui.frame.layout import without_cache
+from cblab.ui.runs.runs import RUNS, Overrides, load
 from engine.analysis.prefix_hits import hit_rate_over_time
 from tests.helpers import Upload
 from tests.test_app_tabs import chart, cursor, numbers
@@ -105,7 +105,7 @@ def test_the_figures_of_the_shared_run():
 
 def test_many_requests_are_a_histogram_of_cached_tokens(monkeypatch):
     """Above the Timeline's 300 requests, one bar per request would not read: requests per cached count."""
-    monkeypatch.setattr("cblab.ui.prefix_charts.MAX_REQUESTS_DRAWN", 2)
+    monkeypatch.setattr("cblab.ui.charts.prefix_charts.MAX_REQUESTS_DRAWN", 2)
     figure = cached_tokens_figure(load("shared.toml", shared(), Overrides()))
     assert [t.type for t in figure.data] == ["histogram"] and list(figure.data[0].x) == [0, 8, 4]
     assert figure.data[0].xbins.size == 4  # a block

@@ -7,7 +7,7 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui.real_servers import callout_markdown
+from cblab.ui.course.real_servers import callout_markdown
 from engine.lab.real_servers import MAX_CALLOUTS, Callout
 from engine.lab.scenario import list_scenarios, load_scenario, parse_scenario
 from engine.lab.toml_reader import ScenarioError
@@ -74,7 +74,7 @@ def test_a_callout_links_its_source_by_the_site_name():
 
 
 def show(name: str) -> None:
-    from cblab.ui.real_servers import render_callouts
+    from cblab.ui.course.real_servers import render_callouts
     from engine.lab.scenario import resolve_scenario
 
     render_callouts(resolve_scenario(name))
@@ -91,7 +91,7 @@ def test_the_app_shows_the_callouts_in_one_open_box(name, boxes):
 
 
 def show_extras(name: str, predicting: bool) -> None:
-    from cblab.ui.lesson_extras import render_lesson_extras
+    from cblab.ui.frame.lesson_extras import render_lesson_extras
     from engine.lab.scenario import resolve_scenario
 
     render_lesson_extras(resolve_scenario(name), name, projector=False, predicting=predicting)

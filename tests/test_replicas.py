@@ -131,7 +131,7 @@ def test_the_cli_prints_the_three_runs():
 
 
 def replicas_page():
-    from cblab.ui.replicas_view import render_replicas
+    from cblab.ui.charts.replicas_view import render_replicas
     from engine.lab.scenario import resolve_scenario
 
     render_replicas(resolve_scenario("autoscaling-replicas"))

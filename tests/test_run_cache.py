@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cblab.ui import run_cache, run_file, runs
-from cblab.ui.runs import RUNS, Overrides, apply_overrides, scenario_digest, scenario_run
+from cblab.ui.runs import run_cache, run_file, runs
+from cblab.ui.runs.runs import RUNS, Overrides, apply_overrides, scenario_digest, scenario_run
 from engine.lab.scenario import SCENARIO_DIR, resolve_scenario
 
 

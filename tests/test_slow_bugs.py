@@ -7,7 +7,7 @@ import pathlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui.slow_bugs import QUESTION, figure, measurements
+from cblab.ui.practice.slow_bugs import QUESTION, figure, measurements
 from engine.practice.slow_zoo import PATTERNS, SLOW_BUGS, changed_code
 
 APP = str(pathlib.Path(__file__).resolve().parent.parent / "app.py")

@@ -9,10 +9,10 @@ import pathlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblab.ui.bug_story import story
-from cblab.ui.pair_view import INSET, OUTLINE, pair_figure
-from cblab.ui.paired_runs import cells, first_difference, run_logged
-from cblab.ui.spot_the_bug import bug_demo, verdict
+from cblab.ui.practice.bug_story import story
+from cblab.ui.practice.pair_view import INSET, OUTLINE, pair_figure
+from cblab.ui.practice.paired_runs import cells, first_difference, run_logged
+from cblab.ui.practice.spot_the_bug import bug_demo, verdict
 from engine.analysis.narration import narrate
 from engine.analysis.replay import Replay
 from engine.practice.checker.cases import fixed_cases

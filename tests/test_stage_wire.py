@@ -2,7 +2,7 @@
 
 import json
 
-from cblab.ui.stage_wire import compress, inflate, pack, unpack
+from cblab.ui.runs.stage_wire import compress, inflate, pack, unpack
 from engine.analysis.frames import encode, for_the_wire
 from engine.analysis.replay import Replay
 from engine.lab.scenario import resolve_scenario

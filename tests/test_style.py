@@ -76,7 +76,7 @@ def test_the_engine_imports_no_ui_library():
 
 def test_the_page_only_wires_the_front_end_together():
     """The page (cblab/app.py) imports the app's parts (cblab/ui/), not the engine or the CLI, and lays out
-    nothing itself: the page's frame is cblab/ui/layout.py. app.py, the entry, draws the page and starts the
+    nothing itself: the page's frame is cblab/ui/frame/layout.py. app.py, the entry, draws the page and starts the
     server warm, nothing else."""
     page = ROOT / "cblab" / "app.py"
     assert imported(page) and all(name == "cblab.ui" or name.startswith("cblab.ui.") for name in imported(page))

@@ -124,7 +124,7 @@ def test_the_cli_prints_the_sweep_as_json_and_refuses_bad_sizes():
 
 
 def sweep_page():
-    from cblab.ui.sweep_view import render_sweep
+    from cblab.ui.charts.sweep_view import render_sweep
     from engine.lab.scenario import resolve_scenario
 
     render_sweep(resolve_scenario("throughput-vs-latency"), (8, 16, 32, 64))
@@ -147,7 +147,7 @@ def test_the_sweep_view_runs_standalone_with_both_axes():
 def test_the_knee_line_and_its_label_sit_at_the_knee_on_the_log_axis():
     import math
 
-    from cblab.ui.sweep_view import sweep_figure
+    from cblab.ui.charts.sweep_view import sweep_figure
     from engine.lab.scenario import resolve_scenario
     from engine.lab.sweep import knee, sweep
 

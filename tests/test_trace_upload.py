@@ -1,4 +1,4 @@
-"""A trace uploaded into the app (engine/lab/trace_upload.py, cblab/ui/runs.py): replayed on the built-in
+"""A trace uploaded into the app (engine/lab/trace_upload.py, cblab/ui/runs/runs.py): replayed on the built-in
 replays' deployment within the app's limits; a broken or oversized file is one message naming its line and
 field, or the limit, never a traceback."""
 
@@ -7,7 +7,7 @@ import lzma
 
 import pytest
 
-from cblab.ui.runs import Overrides, UserError, is_event_log, is_trace, load, uploaded_scenario
+from cblab.ui.runs.runs import Overrides, UserError, is_event_log, is_trace, load, uploaded_scenario
 from engine.lab.scenario import TRACE_DIR
 from tests.helpers import Upload
 from tests.test_hostile_uploads import TINY_JSONL

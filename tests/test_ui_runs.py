@@ -2,8 +2,8 @@
 
 import pytest
 
-from cblab.ui.batch_view import batch_view
-from cblab.ui.runs import (
+from cblab.ui.controls.settings import own_values
+from cblab.ui.runs.runs import (
     MAX_UPLOAD_BYTES,
     Overrides,
     UserError,
@@ -13,7 +13,7 @@ from cblab.ui.runs import (
     parse_stop_token,
     uploaded_scenario,
 )
-from cblab.ui.settings import own_values
+from cblab.ui.stage.batch_view import batch_view
 from engine.lab.scenario import SCENARIO_DIR, resolve_scenario
 from engine.lab.simulate import simulate
 from tests.helpers import Upload

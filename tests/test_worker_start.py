@@ -28,7 +28,7 @@ def test_the_warm_up_imports_what_the_app_imports_and_reads_the_course():
         "import sys; from pathlib import Path; from cblab.cli.worker_start import warm; warm(Path('app.py')); "
         "from engine.lab.course import load_course; "
         "print(load_course.cache_info().currsize, "
-        "all(m in sys.modules for m in ('pandas', 'cblab.ui.stage', 'cblab.ui.tabs')))"
+        "all(m in sys.modules for m in ('pandas', 'cblab.ui.stage.stage', 'cblab.ui.frame.tabs')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

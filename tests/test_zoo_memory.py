@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from cblab.ui.paired_runs import run_logged
+from cblab.ui.practice.paired_runs import run_logged
 from engine import BatchInferenceEngine
 from engine.core.memory_policy import CORRECT, MemoryPolicy
 from engine.practice.memory_demos import CANCELLATION, PREEMPTION

@@ -31,7 +31,7 @@ def compare_command(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=2))
         return 0
     print(f"{scenario.name}: {scenario.title} (batch_size {scenario.engine.batch_size})")
-    own = own_configuration(scenario)  # the app's Compare leads with it too (cblab/ui/compare_view.py)
+    own = own_configuration(scenario)  # the app's Compare leads with it too (cblab/ui/charts/compare_view.py)
     if own is None:
         print("this scenario's settings match none of the configurations (each changes one thing at once)")
     else:

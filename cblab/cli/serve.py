@@ -16,7 +16,7 @@ worker reads on another. The run folder (by default a new temporary folder, remo
 end) holds nginx's configuration, pid file and logs and each worker's log (`worker-<i>.log`).
 Arguments after `--` go to every `streamlit run` (e.g. `-- --runner.postScriptGC false`).
 Once the workers answer, every built-in lesson's Compare figures are made into that shared
-folder at the lowest CPU priority (`cblab/ui/precompute.py`, logged to `precompute.log` in
+folder at the lowest CPU priority (`cblab/ui/frame/precompute.py`, logged to `precompute.log` in
 the run folder), so the first learner to open Compare on a heavy lesson does not wait for it.
 """
 
@@ -41,7 +41,7 @@ from cblab.cli.workers import APP, free_port, start_worker, stop, wait_healthy
 
 NGINX = "/usr/sbin/nginx"
 MAX_WORKERS = 16
-PRECOMPUTE = [sys.executable, "-m", "cblab.ui.precompute"]  # every lesson's Compare figures, made ahead
+PRECOMPUTE = [sys.executable, "-m", "cblab.ui.frame.precompute"]  # every lesson's Compare figures, made ahead
 
 
 @dataclasses.dataclass

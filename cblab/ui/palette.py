@@ -1,7 +1,7 @@
 """Colours shared by the stage, the batch view and the timeline: the one Python copy.
 
 A request keeps one colour everywhere: `engine.analysis.frames.colours` gives each request
-an index into REQUESTS, which the stage (cblab/ui/stage_component/stage.css, --c0..--c11), the
+an index into REQUESTS, which the stage (cblab/ui/stage/stage_component/stage.css, --c0..--c11), the
 batch view and the timeline all use, so teal always means the same request.
 """
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-COLOURS = 12  # the palette's size (cblab/ui/stage_component/stage.css has the colours)
+COLOURS = 12  # the palette's size (cblab/ui/stage/stage_component/stage.css has the colours)
 
 
 def colours(occupancy: list[list[int]], count: int) -> list[int]:

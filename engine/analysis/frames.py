@@ -1,6 +1,6 @@
 """A run's frames for a player: everything the stage draws at any step, encoded once and compactly.
 
-The stage (cblab/ui/stage_component) plays a run in the browser, so it gets the whole run at
+The stage (cblab/ui/stage/stage_component) plays a run in the browser, so it gets the whole run at
 once, as plain lists that grow with the events, never with steps x slots:
 
 - `requests`: per request its id, prompt length and generated tokens; `colours`: an index each;

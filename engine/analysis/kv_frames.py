@@ -1,6 +1,6 @@
 """The KV cache's part of a run's frames: the pool's changes, sent as events, and each prefill.
 
-The stage rebuilds the pool at any step from these (cblab/ui/stage_component/kv.js), so, like the
+The stage rebuilds the pool at any step from these (cblab/ui/stage/stage_component/kv.js), so, like the
 rest of the frames, they grow with the events, never with steps x blocks:
 
 - `kv` (only for a run with a KV pool): `blocks`, `block_size`, `policy`, `used` (1 + the highest block id

@@ -8,10 +8,10 @@ Four front doors read this table, so a new setting is one entry here (and a fiel
   (an optional setting left out is None: a scenario without `stop_token` has none);
 - the CLI (`cblab/cli/options.py`): `--batch-size`, the memory group, `--static`, `--padded`, ...
   (the stop token alone has no flag);
-- the sidebar and the URL (`cblab/ui/settings.py`, read by `cblab/ui/controls.py` and `cblab/ui/url.py`): the URL
-  parameter is the setting's name; an entry takes its key, bounds, options and group from here
+- the sidebar and the URL (`cblab/ui/controls/settings.py`, read by `controls.py` and `url.py` beside it): the
+  URL parameter is the setting's name; an entry takes its key, bounds, options and group from here
   and adds its label and widget (the sidebar narrows the fill timeout to 1,000 steps);
-- `Overrides` (`cblab/ui/runs.py`): a field each, checked by `tests/test_engine_settings.py`.
+- `Overrides` (`cblab/ui/runs/runs.py`): a field each, checked by `tests/test_engine_settings.py`.
 
 The table sits in the lab, beside the other limits (`limits.py`), because the engine's core
 imports nothing above it. So two layers of limits hold, as before: these, checked first and
