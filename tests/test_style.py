@@ -67,6 +67,30 @@ def test_imports_go_down_the_layers(path):
         assert here is None or there is None or there <= here, f"{module_name(path)} imports {name}"
 
 
+UI_FLOORS = {"": 1, "runs": 2, "course": 3, "charts": 3, "controls": 4, "stage": 5, "practice": 6, "frame": 7}  # folder
+
+
+def ui_folder(name: str) -> str | None:
+    """The folder of cblab.ui a module name stands in ("" for cblab/ui/ itself), or None outside it."""
+    parts = name.split(".")
+    if parts[:2] != ["cblab", "ui"]:
+        return None
+    return parts[2] if len(parts) > 3 or (len(parts) == 3 and parts[2] in UI_FLOORS) else ""
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "cblab" / "ui").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_apps_folders_import_only_from_lower_floors(path):
+    """docs/architecture.md's floors of cblab/ui/: a folder imports its own modules and those of lower floors;
+    two folders on one floor (course/, charts/) do not import each other."""
+    here = ui_folder(module_name(path))
+    assert here in UI_FLOORS, f"{path}: a folder of cblab/ui/ that docs/architecture.md does not place"
+    for name in imported(path):
+        there = ui_folder(name)
+        if there is None or there == here:
+            continue
+        assert UI_FLOORS[there] < UI_FLOORS[here], f"{module_name(path)} (floor {UI_FLOORS[here]}) imports {name}"
+
+
 def test_the_engine_imports_no_ui_library():
     for path in (ROOT / "engine").rglob("*.py"):
         text = path.read_text()

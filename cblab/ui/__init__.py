@@ -1,5 +1,7 @@
-"""The Streamlit front end's parts: controls (`*_ui`), cached runs, and `render_*` views.
+"""The Streamlit front end's parts, one folder a role (docs/architecture.md draws their floors): frame/ (the
+page), practice/, stage/, controls/ (`*_ui` functions that read the sidebar and return plain values), course/,
+charts/, runs/ (one cache of runs for every session), and the modules every floor uses.
 
-Views read only the event log (through `engine.replay.Replay` and `engine.metrics`),
+Views read only the event log (through `engine.analysis.replay.Replay` and `engine.analysis.metrics`),
 so an uploaded JSONL file replays exactly like a live run.
 """
