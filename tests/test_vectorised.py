@@ -14,7 +14,7 @@ from engine.core.errors import CallbackError, ModelError
 from engine.practice import stop_table as stop_table_module
 from engine.practice.last_token_model import LastTokenModel
 from engine.practice.stop_table import StopTable
-from engine.practice.vectorised import WINDOW, VectorisedEngine
+from engine.practice.vectorised import HISTORY, WINDOW, VectorisedEngine
 from tests.helpers import HashModel
 
 
@@ -91,10 +91,31 @@ def test_the_array_model_by_hand():
     assert run(engine, [([3], 2, None)]) == [("r0", [3, 7, 1])]
 
 
-def test_rows_longer_than_the_window_keep_every_token():
+def test_rows_longer_than_the_window_and_the_ring_keep_every_token():
     requests = [([1], 3 * WINDOW + 5, None), ([2], WINDOW, None), ([3], 2 * WINDOW - 1, None)]
     got = both(LastTokenModel(vocab_size=50), 2, None, requests)
     assert [len(tokens) for _, tokens in got] == [WINDOW + 1, 2 * WINDOW, 3 * WINDOW + 6]
+    lengths = [3 * HISTORY + 7, HISTORY - WINDOW + 1, HISTORY + 1, 2 * HISTORY]  # generated tokens
+    requests = [([1, 2], lengths[0], None)] + [([3], n, None) for n in lengths[1:]]
+    got = both(LastTokenModel(vocab_size=50), 2, None, requests)
+    assert sorted(len(tokens) for _, tokens in got) == sorted([lengths[0] + 2] + [n + 1 for n in lengths[1:]])
+
+
+class Wide(LastTokenModel):
+    """An array model whose tokens pass 2**31 from the third step on (the window and the ring widen to int64)."""
+
+    def next_tokens_array(self, last_tokens, lengths):
+        tokens = super().next_tokens_array(last_tokens, lengths)
+        return np.where(lengths >= 3, tokens + 2**40, tokens)
+
+    def generate_next_tokens(self, batch_prefixes):
+        tokens = super().generate_next_tokens(batch_prefixes)
+        return [token + 2**40 if len(prefix) >= 3 else token for token, prefix in zip(tokens, batch_prefixes)]
+
+
+def test_tokens_past_int32_widen_the_window_and_the_ring():
+    got = both(Wide(vocab_size=50), 2, None, [([1], 2 * WINDOW + 3, None), ([2], 3, [[2**40 + 7]]), ([3], 5, None)])
+    assert max(max(tokens) for _, tokens in got) >= 2**40
 
 
 def test_a_stop_table_walks_the_automaton():
@@ -116,7 +137,7 @@ def test_bad_requests_are_refused_naming_the_field_and_never_queued(arguments, f
     engine = VectorisedEngine(scripted(1), batch_size=1, stop_token=None)
     with pytest.raises((ValueError, TypeError), match=field):
         engine.submit_request(arguments[0], arguments[1], None, arguments[2])
-    assert not engine.incoming
+    assert not engine.waiting and not engine.empty
 
 
 def test_bad_engine_arguments_name_the_field():
@@ -133,7 +154,7 @@ def test_a_stop_list_too_big_for_a_table_is_refused(monkeypatch):
     engine = VectorisedEngine(scripted(1), batch_size=1, stop_token=None)
     with pytest.raises(ValueError, match="stop_sequences"):
         engine.submit_request([1], 1, None, [[10, 11, 12, 13, 14, 15]])
-    assert not engine.incoming
+    assert not engine.waiting and not engine.empty
 
 
 class WrongOnce:

@@ -7,9 +7,9 @@ a step is a dozen whole-array operations and no Python loop over the rows:
 - `active` (the mask), `lengths` (prompt + generated), `last` (each row's last token) and
   `remaining` (max_tokens, counted down);
 - `window`: the generated tokens of the last `WINDOW` steps, time-major, shape (steps, slots), so
-  a step writes one contiguous row, `window[k]`. When a row ends, and every `WINDOW` steps for the
-  rows still running, the window is copied into the rows' Python lists (prompt + generated), which
-  is what the callbacks receive;
+  a step writes one contiguous row, `window[k]`. Every `WINDOW` steps it is copied, transposed,
+  into `history`, shape (slots, HISTORY), a ring of each slot's last tokens, row-major: a row's
+  tokens lie side by side there, and it takes them out only when it ends, as its callback's list;
 - the stop token, checked by one comparison, `tokens == stop_token`;
 - stop sequences as automaton tables (`stop_table.py`): one gather per step for each distinct list;
 - free slots read from the mask, `np.flatnonzero(~active)`, refilled lowest first from a FIFO.
@@ -17,14 +17,15 @@ a step is a dozen whole-array operations and no Python loop over the rows:
 Why time-major: in a row-major buffer (slots, tokens) consecutive slots are a whole row apart and
 each row's next position is its own, so a step's write is a scatter touching one cache line per
 slot; the time-major window writes the B tokens side by side (`benchmarks/vectorised.py` prints
-both at 100,000 rows). The tokens become Python ints in bulk, one `tolist` per window or per step's
-ended rows: that conversion, which the callbacks' lists need, is most of what a token costs here.
+both at 100,000 rows). The tokens become Python ints in bulk, one `tolist` for the step's ended
+rows: that conversion, which the callbacks' lists need, is most of what a token costs here. A row
+that runs longer than the ring holds moves its oldest tokens into its list at a window's end.
 
 The fast path is an array model, `next_tokens_array(last_tokens, lengths) -> one token per slot`
 (`last_token_model.py`; the entries of free slots are ignored). A plain per-row model
 (`generate_next_tokens`, its padded form with `padded=True`, `next_tokens`, or a callable) works
-too: it reads every row's whole prefix each step, so the window is then one step long and the rows'
-lists are brought up to date every step: correct, and as slow as such a model is.
+too: it reads every row's whole prefix each step, so the window and the ring are then one step
+long and every token joins its row's list at once: correct, and as slow as such a model is.
 
 Left out, as the seeds leave them out: cancel, arrival steps, the event log, static batching and
 memory. Bad arguments are refused as the loop engine refuses them (its own checks); a model answer
@@ -35,7 +36,9 @@ keeps its table for the engine's life.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,20 +56,18 @@ from engine.core.validation import (
 )
 from engine.practice.stop_table import stop_table
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 SHARED_IDS = np.array(range(1 << 16), dtype=object)  # the Python int of each token id below 2**16 (`python_ints`)
-WINDOW = 64  # steps of generated tokens kept in the window before they are copied into the rows' lists
-FLUSH_CHUNK = 1024  # rows whose window tokens are copied at once: their temporaries (1024 x 64) stay in cache
+WINDOW = 16  # steps of generated tokens kept time-major before they are copied into the ring
+HISTORY = 256  # tokens of each slot kept in the ring (slots x 2 KB: 128 MB at 65,536 slots)
+FIELDS = 4  # numbers a waiting request keeps in the queue
 
 
-class Row:
-    """One request. `slot` and `request_id` are what a model's error message names."""
+class Seq(NamedTuple):
+    """What a per-row model's error message names (`call_model` reads these two)."""
 
-    __slots__ = ("request_id", "tokens", "max_tokens", "callback", "table", "slot")
-
-    def __init__(self, request_id: str, tokens: list[int], max_tokens: int, callback, table: int):
-        self.request_id, self.tokens, self.max_tokens, self.callback = request_id, tokens, max_tokens, callback
-        self.table = table  # index of its stop table in `VectorisedEngine.tables`, -1 for none
-        self.slot = -1
+    slot: int
+    request_id: str
 
 
 class VectorisedEngine:
@@ -76,32 +77,48 @@ class VectorisedEngine:
         self.padded = check_bool("padded", padded)
         self.array_model = getattr(model, "next_tokens_array", None)
         self.call = None if self.array_model else model_caller(model, padded)
-        self.window = np.zeros((WINDOW if self.array_model else 1, slots), dtype=np.int64)
-        self.k = 0  # the window row the next step writes
-        self.start = np.zeros(slots, dtype=np.intp)  # the window row of each row's first token not in its list
+        steps, ring = (WINDOW, HISTORY) if self.array_model else (1, 1)  # a per-row model reads whole lists
+        self.window = np.zeros((steps, slots), dtype=np.int32)  # (int64 from the first token past int32)
+        self.history = np.zeros((slots, ring), dtype=np.int32)  # slot s's token of step t at [s, t % ring]
+        self.t = self.flushed = 0  # model steps so far; steps already copied from the window into the ring
+        self.born = np.zeros(slots, dtype=np.int64)  # the step of each row's first token not in its list
         self.active = np.zeros(slots, dtype=bool)
         self.lengths, self.last, self.remaining = (np.zeros(slots, dtype=np.int64) for _ in range(3))
         self.table_of = np.full(slots, -1, dtype=np.intp)  # each slot's stop table, -1 for none
         self.state = np.zeros(slots, dtype=np.intp)  # each slot's state in its stop table
-        self.rows: list[Row | None] = [None] * slots
+        self.row_of = np.full(slots, None, dtype=object)  # each slot's request (see `submit_request`)
         self.num_active = 0
         self.tables, self.table_ids = [], {}  # the stop tables; id(stop sequences) -> (them, their table's index)
         self.live_tables: dict[int, int] = {}  # stop table -> running rows that use it
-        self.incoming: deque[Row] = deque()  # submitted since the last step's intake
-        self.waiting: deque[Row] = deque()  # FIFO
-        self.outbox: deque[Row] = deque()  # ended, callback not yet called
+        self.waiting: list[tuple] = []  # waiting requests, FIFO, from `head` on
+        self.queue: list[int] = []  # their numbers, FIELDS each (see `submit_request`)
+        self.head = self.arrived = 0  # the first waiting request; those that had arrived at the step's start
+        self.empty: list[tuple] = []  # requests with max_tokens 0
+        self.outbox: deque[tuple] = deque()  # ended, callback not yet called
         self.submitted = self.steps = 0
         self.stepping = False  # inside step(): a callback may submit, not step
 
     def submit_request(self, prompt_tokens, max_tokens: int, callback=None, stop_sequences=None) -> str:
-        prompt = check_tokens("prompt_tokens", prompt_tokens)
-        check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
-        check_callable("callback", callback)
-        stops = check_stop_sequences("stop_sequences", stop_sequences)
-        request_id = f"r{self.submitted}"
-        self.incoming.append(Row(request_id, prompt, max_tokens, callback, self._table_id(stops) if stops else -1))
-        self.submitted += 1
-        return request_id
+        """A request is the tuple (number, tokens, callback): `tokens` a new list of the prompt, which the row's
+        generated tokens join when it ends (or leaves the ring). Its numbers wait in `queue`: max_tokens, prompt
+        length, the prompt's last token, stop table (-1 for none). SPEED: admission reads them as array columns."""
+        prompt = plain_tokens(prompt_tokens) or check_tokens("prompt_tokens", prompt_tokens)
+        if type(max_tokens) is not int or not 0 <= max_tokens <= INT64_MAX:  # SPEED: the checks' fast paths inline
+            check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
+        if callback is not None and not callable(callback):
+            check_callable("callback", callback)
+        table = -1
+        if stop_sequences is not None:
+            stops = check_stop_sequences("stop_sequences", stop_sequences)
+            table = self._table_id(stops) if stops else -1
+        number = self.submitted
+        self.submitted = number + 1
+        if max_tokens:
+            self.waiting.append((number, prompt, callback))
+            self.queue.extend((max_tokens, len(prompt), prompt[-1] if prompt else 0, table))
+        else:
+            self.empty.append((number, prompt, callback))
+        return f"r{number}"
 
     def _table_id(self, stops: tuple[tuple[int, ...], ...]) -> int:
         """The index in `tables` of the stop table of `stops`, built the first time (it may refuse the list).
@@ -117,7 +134,7 @@ class VectorisedEngine:
 
     def run(self) -> None:
         failures = []
-        while self.incoming or self.waiting or self.num_active or self.outbox:
+        while len(self.waiting) > self.head or self.empty or self.num_active or self.outbox:
             try:
                 self.step()
             except CallbackError as exc:
@@ -138,9 +155,12 @@ class VectorisedEngine:
             raise CallbackError(failures)
 
     def _step(self) -> list[tuple[str, BaseException]]:
-        arrived, self.incoming = self.incoming, deque()
-        for row in arrived:
-            (self.waiting if row.max_tokens else self.outbox).append(row)
+        self.outbox += self.empty
+        self.empty = []
+        if self.head > 4096 and self.head * 2 > len(self.waiting):  # the admitted half of the queue goes
+            del self.waiting[: self.head], self.queue[: self.head * FIELDS]
+            self.head = 0
+        self.arrived = len(self.waiting)
         failures = self._deliver()
         self._admit()
         if self.num_active:
@@ -151,29 +171,33 @@ class VectorisedEngine:
         return failures
 
     def _admit(self) -> None:
-        count = min(len(self.waiting), self.batch_size - self.num_active)
+        count = min(self.arrived - self.head, self.batch_size - self.num_active)
         if not count:
             return
         slots = np.flatnonzero(~self.active)[:count]  # the lowest free slots
-        rows = [self.waiting.popleft() for _ in range(count)]
-        for slot, row in zip(slots.tolist(), rows):
-            row.slot, self.rows[slot] = slot, row
-            if row.table >= 0:
-                self.live_tables[row.table] = self.live_tables.get(row.table, 0) + 1
+        head, self.head = self.head, self.head + count
+        self.row_of[slots] = np.fromiter(self.waiting[head : self.head], object, count)  # SPEED: no loop in Python
+        numbers = np.fromiter(self.queue[head * FIELDS : self.head * FIELDS], np.int64, count * FIELDS)
+        max_tokens, lengths, last, tables = numbers.reshape(count, FIELDS).T
         self.active[slots] = True
-        self.lengths[slots] = [len(row.tokens) for row in rows]
-        self.last[slots] = [row.tokens[-1] if row.tokens else 0 for row in rows]
-        self.remaining[slots] = [row.max_tokens for row in rows]
-        self.table_of[slots] = [row.table for row in rows]
+        self.lengths[slots] = lengths
+        self.last[slots] = last
+        self.remaining[slots] = max_tokens
+        self.table_of[slots] = tables
         self.state[slots] = 0
-        self.start[slots] = self.k
+        self.born[slots] = self.t
         self.num_active += count
+        if tables.max() >= 0:
+            for table, rows in zip(*np.unique(tables[tables >= 0], return_counts=True)):
+                self.live_tables[table] = self.live_tables.get(table, 0) + rows
 
     def _call_model(self) -> np.ndarray:
         """One token per slot (free slots' entries are ignored); a wrong answer raises ModelError."""
         if self.array_model is None:  # a per-row model: the loop engine's call and checks, on the running rows
-            running = [self.rows[slot] for slot in np.flatnonzero(self.active).tolist()]
-            prefixes = [row.tokens for row in running]
+            slots = np.flatnonzero(self.active)
+            rows = self.row_of[slots].tolist()
+            running = [Seq(slot, f"r{row[0]}") for slot, row in zip(slots.tolist(), rows)]
+            prefixes = [row[1] for row in rows]
             answer, _ = call_model(self.call, self.steps, running, prefixes, self.batch_size, self.padded)
             tokens = np.zeros(self.batch_size, dtype=np.int64)
             tokens[self.active] = answer
@@ -193,9 +217,12 @@ class VectorisedEngine:
 
     def _append_and_check(self, answer: np.ndarray) -> np.ndarray:
         """Append each row's token; return the slots whose row ends (stop token, stop sequence or max_tokens)."""
-        tokens = self.window[self.k]
-        np.copyto(tokens, answer, casting="unsafe")  # (checked above: integers that fit in 64 bits)
-        self.k += 1
+        narrow = self.window.dtype == np.int32 and not np.can_cast(answer, np.int32)
+        if narrow and (answer.min() < INT32_MIN or answer.max() > INT32_MAX):  # SPEED: int32 halves the copies
+            self.window, self.history = self.window.astype(np.int64), self.history.astype(np.int64)
+        tokens = self.window[self.t - self.flushed]
+        np.copyto(tokens, answer, casting="unsafe")  # (checked: integers that fit)
+        self.t += 1
         np.copyto(self.last, tokens)
         self.lengths += 1
         self.remaining -= 1
@@ -226,57 +253,68 @@ class VectorisedEngine:
             done[rows] |= table.ends[states]
 
     def _evict(self, ended: np.ndarray) -> None:
-        """The ended rows take their last tokens from the window and leave their slots, lowest slot first."""
+        """The ended rows take their tokens from the ring and leave their slots, lowest slot first."""
         if ended.size:
-            tails, begins, ends = self._window_tokens(ended, self.k)
-            for slot, begin, end in zip(ended.tolist(), begins, ends):
-                row, self.rows[slot] = self.rows[slot], None
-                row.tokens += tails[begin:end]
-                if row.table >= 0:
-                    self.live_tables[row.table] -= 1
-                    if not self.live_tables[row.table]:
-                        del self.live_tables[row.table]
-                self.outbox.append(row)
+            tokens, bounds = self._take(ended)
+            rows = self.row_of[ended].tolist()
+            self.row_of[ended] = None
+            for (_, row_tokens, _), begin, end in zip(rows, bounds, bounds[1:]):
+                row_tokens += tokens[begin:end]
+            self.outbox += rows
+            if self.live_tables:
+                for table, count in zip(*np.unique(self.table_of[ended], return_counts=True)):
+                    if table >= 0:
+                        self.live_tables[table] -= count
+                        if not self.live_tables[table]:
+                            del self.live_tables[table]
             self.active[ended] = False
             self.table_of[ended] = -1
             self.state[ended] = 0
             self.num_active -= ended.size
-        if self.k == len(self.window):
+        if self.t - self.flushed == len(self.window):
             self._flush()
 
     def _flush(self) -> None:
-        """The window is full: the running rows' tokens in it move to their lists, and it starts again."""
-        running = np.flatnonzero(self.active)
-        if self.array_model is None:  # a per-row model reads the whole prefixes: each token joins its list now
-            for slot, token in zip(running.tolist(), self.window[0, running].tolist()):
-                self.rows[slot].tokens.append(token)
-        else:  # the whole block becomes Python ints in one call, then joins the rows' lists
-            rows = self.rows
-            for first in range(0, running.size, FLUSH_CHUNK):  # a chunk at a time: the temporaries stay in cache
-                chunk = running[first : first + FLUSH_CHUNK]
-                block, begins, ends = self._window_tokens(chunk, len(self.window))
-                for slot, begin, end in zip(chunk.tolist(), begins, ends):
-                    rows[slot].tokens += block[begin:end]
-        self.start[:] = 0
-        self.k = 0
+        """The window is full: it goes into the ring, and the rows that the next window would overwrite there
+        move their tokens into their lists."""
+        steps, ring = self.window.shape[0], self.history.shape[1]
+        column = self.flushed % ring
+        self.history[:, column : column + steps] = self.window.T
+        self.flushed = self.t
+        old = np.flatnonzero(self.active & (self.born <= self.t - (ring - steps) - 1))
+        if old.size:
+            tokens, bounds = self._take(old)
+            for (_, row_tokens, _), begin, end in zip(self.row_of[old].tolist(), bounds, bounds[1:]):
+                row_tokens += tokens[begin:end]
+            self.born[old] = self.t
 
-    def _window_tokens(self, slots: np.ndarray, steps: int) -> tuple[list[int], list[int], list[int]]:
-        """The tokens of `slots` in the window's first `steps` rows, as one flat list of Python ints, each slot's
-        tokens side by side, and where each slot's tokens not yet in its list begin and end in it."""
-        tokens = python_ints(self.window[:steps, slots].T)
-        ends = np.arange(steps, steps * (slots.size + 1), steps)
-        return tokens, (ends - steps + self.start[slots]).tolist(), ends.tolist()
+    def _take(self, slots: np.ndarray) -> tuple[list[int], list[int]]:
+        """The tokens of `slots` not yet in their lists, as one flat list of Python ints, each slot's side by side,
+        and where each slot's begin (a list one longer than `slots`, ending with the total)."""
+        ring, unflushed = self.history.shape[1], self.t - self.flushed
+        if unflushed:  # this window's tokens of these rows join the ring first
+            column = self.flushed % ring
+            self.history[slots, column : column + unflushed] = self.window[:unflushed, slots].T
+        born = self.born[slots]
+        counts = self.t - born
+        ends = np.cumsum(counts)
+        where = np.repeat(born - ends + counts, counts)  # each token's step: born + its place in its row's run
+        where += np.arange(where.size)
+        where &= ring - 1  # (HISTORY is a power of two)
+        where += np.repeat(slots * ring, counts)
+        return python_ints(self.history.reshape(-1)[where]), [0, *ends.tolist()]
 
     def _deliver(self) -> list[tuple[str, BaseException]]:
         """Call the ended rows' callbacks in order; each row leaves the outbox before its callback runs."""
         failures = []
-        while self.outbox:
-            row = self.outbox.popleft()
+        outbox = self.outbox
+        while outbox:
+            number, tokens, callback = outbox.popleft()
             try:
-                if row.callback is not None:
-                    row.callback(row.tokens)
+                if callback is not None:
+                    callback(tokens)
             except Exception as exc:
-                failures.append((row.request_id, exc))
+                failures.append((f"r{number}", exc))
         return failures
 
 
@@ -285,11 +323,21 @@ def python_ints(block: np.ndarray) -> list[int]:
 
     NOTE: making a Python int is most of what `tolist` costs. Token ids below 2**16 (every vocabulary
     the lessons use) are looked up instead in `SHARED_IDS`, an object array holding one int per id made
-    once, so a list entry only takes a reference to it: about half the cost. Others go the plain way.
-    One flat list, not a list per row: a 2-D `tolist` makes a view of each row, and costs twice as much."""
+    once, so a list entry only takes a reference to it: about half the cost. Others go the plain way."""
     if block.size and block.min() >= 0 and block.max() < len(SHARED_IDS):
-        return SHARED_IDS[block].ravel().tolist()
-    return block.ravel().tolist()
+        return SHARED_IDS.take(block.astype(np.intp)).tolist()  # SPEED: take() on intp, 5.9 -> 4.6 ns a token
+    return block.tolist()
+
+
+def plain_tokens(value: object) -> list[int] | None:
+    """SPEED: `check_tokens`' common case in C, 410 -> 250 ns: a list in which no entry equals True or False (so
+    none is a bool) and whose entries `array("q")` takes (integers that fit in 64 bits), as a new list of ints."""
+    try:
+        if type(value) is list and True not in value and False not in value:
+            return array("q", value).tolist()
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return None
 
 
 def read_only(array: np.ndarray) -> np.ndarray:
