@@ -102,19 +102,21 @@ def test_rows_longer_than_the_window_and_the_ring_keep_every_token():
 
 
 class Wide(LastTokenModel):
-    """An array model whose tokens pass 2**31 from the third step on (the window and the ring widen to int64)."""
+    """An array model whose tokens pass 2**40 once a row holds WINDOW + 4 tokens: the window and the ring, which
+    hold tokens of earlier steps by then, widen to int64."""
 
     def next_tokens_array(self, last_tokens, lengths):
         tokens = super().next_tokens_array(last_tokens, lengths)
-        return np.where(lengths >= 3, tokens + 2**40, tokens)
+        return np.where(lengths >= WINDOW + 4, tokens + 2**40, tokens)
 
     def generate_next_tokens(self, batch_prefixes):
         tokens = super().generate_next_tokens(batch_prefixes)
-        return [token + 2**40 if len(prefix) >= 3 else token for token, prefix in zip(tokens, batch_prefixes)]
+        return [token + 2**40 if len(p) >= WINDOW + 4 else token for token, p in zip(tokens, batch_prefixes)]
 
 
-def test_tokens_past_int32_widen_the_window_and_the_ring():
-    got = both(Wide(vocab_size=50), 2, None, [([1], 2 * WINDOW + 3, None), ([2], 3, [[2**40 + 7]]), ([3], 5, None)])
+def test_tokens_past_16_bits_widen_the_window_and_the_ring():
+    requests = [([1], 2 * WINDOW + 3, None), ([2], WINDOW + 5, [[2**40 + 7]]), ([3], 5, None)]
+    got = both(Wide(vocab_size=50), 2, None, requests)
     assert max(max(tokens) for _, tokens in got) >= 2**40
 
 
