@@ -303,7 +303,7 @@ class VectorisedEngine:
         where += np.arange(where.size)
         where &= ring - 1  # (HISTORY is a power of two)
         where += np.repeat(slots * ring, counts)
-        return python_ints(self.history.reshape(-1)[where]), [0, *ends.tolist()]
+        return python_ints(self.history.reshape(-1).take(where)), [0, *ends.tolist()]
 
     def _deliver(self) -> list[tuple[str, BaseException]]:
         """Call the ended rows' callbacks in order; each row leaves the outbox before its callback runs."""
