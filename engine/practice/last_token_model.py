@@ -42,7 +42,8 @@ class LastTokenModel:
         spread = np.bitwise_and(lengths, M - 1)
         spread *= C
         tokens += spread
-        tokens += self.seed
+        if self.seed:
+            tokens += self.seed
         tokens >>= 8
         np.floor_divide(tokens, self.vocab_size, out=spread)
         spread *= self.vocab_size

