@@ -3,6 +3,7 @@ tables, its errors, and the property that it gives exactly the loop engine's out
 callback order, with the array model and with plain per-row models, ragged and padded."""
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from engine.core.errors import CallbackError, ModelError
 from engine.practice import stop_table as stop_table_module
 from engine.practice.last_token_model import LastTokenModel
 from engine.practice.stop_table import StopTable
-from engine.practice.vectorised import HISTORY, WINDOW, VectorisedEngine
+from engine.practice.vectorised import HISTORY, SHARED_IDS, WINDOW, VectorisedEngine, python_ints
 from tests.helpers import HashModel
 
 
@@ -118,6 +119,16 @@ def test_tokens_past_16_bits_widen_the_window_and_the_ring():
     requests = [([1], 2 * WINDOW + 3, None), ([2], WINDOW + 5, [[2**40 + 7]]), ([3], 5, None)]
     got = both(Wide(vocab_size=50), 2, None, requests)
     assert max(max(tokens) for _, tokens in got) >= 2**40
+
+
+def test_token_lists_take_their_own_references_to_the_shared_ints():
+    shared, before = SHARED_IDS[999], sys.getrefcount(SHARED_IDS[999])
+    lists = [python_ints(np.array([999, 999, 3], dtype=np.uint16)) for _ in range(10)]
+    assert lists[0] == [999, 999, 3] and lists[0][0] is shared
+    assert sys.getrefcount(shared) == before + 20
+    del lists
+    assert sys.getrefcount(shared) == before
+    assert python_ints(np.array([], dtype=np.uint16)) == [] and python_ints(np.array([-1, 2**40])) == [-1, 2**40]
 
 
 def test_a_stop_table_walks_the_automaton():
