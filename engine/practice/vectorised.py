@@ -6,20 +6,22 @@ a step is a dozen whole-array operations and no Python loop over the rows:
 
 - `active` (the mask), `lengths` (prompt + generated), `last` (each row's last token) and
   `remaining` (max_tokens, counted down);
-- `window`: the generated tokens of the last `WINDOW` steps, time-major, shape (steps, slots), so
-  a step writes one contiguous row, `window[k]`. Every `WINDOW` steps it is copied, transposed,
-  into `history`, shape (slots, HISTORY), a ring of each slot's last tokens, row-major: a row's
-  tokens lie side by side there, and it takes them out only when it ends, as its callback's list;
+- `window`: the tokens of the last `WINDOW` steps, time-major, shape (steps, slots), so a step
+  writes one contiguous row. Every `WINDOW` steps it is copied, transposed, into `history`, a
+  ring of each slot's last `HISTORY` tokens, row-major: a row's tokens lie side by side there
+  until it ends, and only then become its callback's list (a longer row moves its oldest ones
+  into its list as the ring comes round);
 - the stop token, checked by one comparison, `tokens == stop_token`;
 - stop sequences as automaton tables (`stop_table.py`): one gather per step for each distinct list;
-- free slots read from the mask, `np.flatnonzero(~active)`, refilled lowest first from a FIFO.
+- free slots read from the mask, `np.flatnonzero(~active)`, refilled lowest first from a FIFO
+  whose numbers are admitted as array columns.
 
 Why time-major: in a row-major buffer (slots, tokens) consecutive slots are a whole row apart and
 each row's next position is its own, so a step's write is a scatter touching one cache line per
 slot; the time-major window writes the B tokens side by side (`benchmarks/vectorised.py` prints
-both at 100,000 rows). The tokens become Python ints in bulk, one `tolist` for the step's ended
-rows: that conversion, which the callbacks' lists need, is most of what a token costs here. A row
-that runs longer than the ring holds moves its oldest tokens into its list at a window's end.
+both at 100,000 rows). Why the ring: a running row's list is not touched (a list gone cold costs
+more to extend than its tokens), and its tokens become Python ints in bulk when it ends, one
+`tolist` for a step's ended rows: that conversion is most of what a token costs here.
 
 The fast path is an array model, `next_tokens_array(last_tokens, lengths) -> one token per slot`
 (`last_token_model.py`; the entries of free slots are ignored). A plain per-row model
@@ -37,44 +39,30 @@ keeps its table for the engine's life.
 from __future__ import annotations
 
 from array import array
-from collections import deque
-from typing import NamedTuple
+from collections import deque, namedtuple
 
 import numpy as np
 
+from engine.core import validation
 from engine.core.errors import CallbackError, ModelError
 from engine.core.model_call import call_model
 from engine.core.models import model_caller
-from engine.core.validation import (
-    INT64_MAX,
-    check_bool,
-    check_callable,
-    check_int,
-    check_stop_sequences,
-    check_token,
-    check_tokens,
-)
 from engine.practice.stop_table import stop_table
 
 SHARED_IDS = np.array(range(1 << 16), dtype=object)  # the Python int of each token id below 2**16 (`python_ints`)
 SHARED_ADDRESSES = np.frombuffer(SHARED_IDS, dtype=np.uint64)  # where each of those ints is, as a number
 WINDOW = 16  # steps of generated tokens kept time-major before they are copied into the ring
-HISTORY = 256  # tokens of each slot kept in the ring (slots x 2 KB: 128 MB at 65,536 slots)
+HISTORY = 256  # tokens of each slot kept in the ring (a power of two; 32 MB at 65,536 slots)
 FIELDS = 4  # numbers a waiting request keeps in the queue
-
-
-class Seq(NamedTuple):
-    """What a per-row model's error message names (`call_model` reads these two)."""
-
-    slot: int
-    request_id: str
+INT64_MAX = validation.INT64_MAX
+Seq = namedtuple("Seq", "slot request_id")  # what a per-row model's error message names (`call_model` reads it)
 
 
 class VectorisedEngine:
     def __init__(self, model, batch_size: int, stop_token: int | None, *, padded: bool = False):
-        self.batch_size = slots = check_int("batch_size", batch_size, minimum=1)
-        self.stop_token = None if stop_token is None else check_token("stop_token", stop_token)
-        self.padded = check_bool("padded", padded)
+        self.batch_size = slots = validation.check_int("batch_size", batch_size, minimum=1)
+        self.stop_token = None if stop_token is None else validation.check_token("stop_token", stop_token)
+        self.padded = validation.check_bool("padded", padded)
         self.array_model = getattr(model, "next_tokens_array", None)
         self.call = None if self.array_model else model_caller(model, padded)
         steps, ring = (WINDOW, HISTORY) if self.array_model else (1, 1)  # a per-row model reads whole lists
@@ -92,7 +80,7 @@ class VectorisedEngine:
         self.row_of = np.full(slots, None, dtype=object)  # each slot's request (see `submit_request`)
         self.num_active = 0
         self.tables, self.table_ids = [], {}  # the stop tables; id(stop sequences) -> (them, their table's index)
-        self.live_tables: dict[int, int] = {}  # stop table -> running rows that use it
+        self.live = np.zeros(0, dtype=np.intp)  # running rows that use each stop table
         self.waiting: list[tuple] = []  # waiting requests, FIFO, from `head` on
         self.queue: list[int] = []  # their numbers, FIELDS each (see `submit_request`)
         self.head = self.arrived = 0  # the first waiting request; those that had arrived at the step's start
@@ -105,14 +93,14 @@ class VectorisedEngine:
         """A request is the tuple (number, tokens, callback): `tokens` a new list of the prompt, which the row's
         generated tokens join when it ends (or leaves the ring). Its numbers wait in `queue`: max_tokens, prompt
         length, the prompt's last token, stop table (-1 for none). SPEED: admission reads them as array columns."""
-        prompt = plain_tokens(prompt_tokens) or check_tokens("prompt_tokens", prompt_tokens)
+        prompt = plain_tokens(prompt_tokens) or validation.check_tokens("prompt_tokens", prompt_tokens)
         if type(max_tokens) is not int or not 0 <= max_tokens <= INT64_MAX:  # SPEED: the checks' fast paths inline
-            check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
+            validation.check_int("max_tokens", max_tokens, minimum=0, maximum=INT64_MAX)
         if callback is not None and not callable(callback):
-            check_callable("callback", callback)
+            validation.check_callable("callback", callback)
         table = -1
         if stop_sequences is not None:
-            stops = check_stop_sequences("stop_sequences", stop_sequences)
+            stops = validation.check_stop_sequences("stop_sequences", stop_sequences)
             table = self._table_id(stops) if stops else -1
         number = self.submitted
         self.submitted = number + 1
@@ -133,6 +121,7 @@ class VectorisedEngine:
             table = stop_table(stops)
             known = self.table_ids[id(stops)] = (stops, len(self.tables))
             self.tables.append(table)
+            self.live = np.append(self.live, 0)
         return known[1]
 
     def run(self) -> None:
@@ -191,8 +180,7 @@ class VectorisedEngine:
         self.born[slots] = self.t
         self.num_active += count
         if tables.max() >= 0:
-            for table, rows in zip(*np.unique(tables[tables >= 0], return_counts=True)):
-                self.live_tables[table] = self.live_tables.get(table, 0) + rows
+            self.live += np.bincount(tables[tables >= 0], minlength=self.live.size)
 
     def _call_model(self) -> np.ndarray:
         """One token per slot (free slots' entries are ignored); a wrong answer raises ModelError."""
@@ -232,21 +220,22 @@ class VectorisedEngine:
         done = self.remaining == 0
         if self.stop_token is not None:
             done |= tokens == self.stop_token
-        if self.live_tables:
+        if self.live.any():
             self._match_stop_sequences(tokens.astype(np.int64), done)
         done &= self.active
         return np.flatnonzero(done)
 
     def _match_stop_sequences(self, tokens: np.ndarray, done: np.ndarray) -> None:
         """Advance each watched row's automaton by its token, one gather per distinct stop list."""
-        if self.live_tables.get(self.table_of[0]) == self.batch_size:  # every slot runs one list: whole arrays
-            table = self.tables[self.table_of[0]]
+        first = self.table_of[0]
+        if first >= 0 and self.live[first] == self.batch_size:  # every slot runs one list: whole arrays
+            table = self.tables[first]
             self.state = table.advance(self.state, tokens)
             done |= table.ends[self.state]
             return
         watched = np.flatnonzero(self.table_of >= 0)
         groups = [watched]
-        if len(self.live_tables) > 1:  # rows sorted by stop table, cut where the table changes
+        if np.count_nonzero(self.live) > 1:  # rows sorted by stop table, cut where the table changes
             watched = watched[np.argsort(self.table_of[watched], kind="stable")]
             groups = np.split(watched, np.flatnonzero(np.diff(self.table_of[watched])) + 1)
         for rows in groups:
@@ -258,18 +247,11 @@ class VectorisedEngine:
     def _evict(self, ended: np.ndarray) -> None:
         """The ended rows take their tokens from the ring and leave their slots, lowest slot first."""
         if ended.size:
-            tokens, bounds = self._take(ended)
-            rows = self.row_of[ended].tolist()
+            self.outbox += self._join(ended)
             self.row_of[ended] = None
-            for (_, row_tokens, _), begin, end in zip(rows, bounds, bounds[1:]):
-                row_tokens += tokens[begin:end]
-            self.outbox += rows
-            if self.live_tables:
-                for table, count in zip(*np.unique(self.table_of[ended], return_counts=True)):
-                    if table >= 0:
-                        self.live_tables[table] -= count
-                        if not self.live_tables[table]:
-                            del self.live_tables[table]
+            tables = self.table_of[ended]
+            if tables.max() >= 0:
+                self.live -= np.bincount(tables[tables >= 0], minlength=self.live.size)
             self.active[ended] = False
             self.table_of[ended] = -1
             self.state[ended] = 0
@@ -286,14 +268,12 @@ class VectorisedEngine:
         self.flushed = self.t
         old = np.flatnonzero(self.active & (self.born <= self.t - (ring - steps) - 1))
         if old.size:
-            tokens, bounds = self._take(old)
-            for (_, row_tokens, _), begin, end in zip(self.row_of[old].tolist(), bounds, bounds[1:]):
-                row_tokens += tokens[begin:end]
+            self._join(old)
             self.born[old] = self.t
 
-    def _take(self, slots: np.ndarray) -> tuple[list[int], list[int]]:
-        """The tokens of `slots` not yet in their lists, as one flat list of Python ints, each slot's side by side,
-        and where each slot's begin (a list one longer than `slots`, ending with the total)."""
+    def _join(self, slots: np.ndarray) -> list[tuple]:
+        """The requests of `slots`, whose rows' tokens not yet in their lists have joined them: taken from the ring
+        (this window's first) as one flat list of Python ints, each row's side by side, then a slice a row."""
         ring, unflushed = self.history.shape[1], self.t - self.flushed
         if unflushed:  # this window's tokens of these rows join the ring first
             column = self.flushed % ring
@@ -305,7 +285,11 @@ class VectorisedEngine:
         where += np.arange(where.size)
         where &= ring - 1  # (HISTORY is a power of two)
         where += np.repeat(slots * ring, counts)
-        return python_ints(self.history.reshape(-1).take(where)), [0, *ends.tolist()]
+        tokens, ends = python_ints(self.history.reshape(-1).take(where)), ends.tolist()
+        rows = self.row_of[slots].tolist()
+        for (_, row_tokens, _), begin, end in zip(rows, [0, *ends], ends):
+            row_tokens += tokens[begin:end]
+        return rows
 
     def _deliver(self) -> list[tuple[str, BaseException]]:
         """Call the ended rows' callbacks in order; each row leaves the outbox before its callback runs."""
@@ -322,15 +306,11 @@ class VectorisedEngine:
 
 
 def python_ints(block: np.ndarray) -> list[int]:
-    """`block.tolist()`: the entries of a 1-D integer array as a list of Python ints.
-
-    NOTE: making a Python int is most of what `tolist` costs. Token ids below 2**16 (every vocabulary
-    the lessons use) are looked up instead in `SHARED_IDS`, an object array holding one int per id made
-    once, so a list entry only takes a reference to it: about half the cost. Others go the plain way.
-    SPEED: the lookup gathers the ints' addresses as plain numbers, and an object array over them (which
-    owns nothing, so it never releases them) is read by `tolist`, which takes its own reference to each:
-    `take` on the object array itself counts references one by one (118 -> 60 instructions a token, and
-    1.12-1.14x the whole engine at 65,536 rows, paired A/B of 12 rounds)."""
+    """`block.tolist()` for a 1-D integer array. NOTE: making an int is most of what `tolist` costs, so ids below
+    2**16 (every vocabulary the lessons use) are looked up in `SHARED_IDS`, an int per id made once. SPEED: what is
+    gathered is the ints' addresses, as numbers; `tolist` reads an object array over them (it owns nothing, so never
+    releases them) and takes its own reference to each, where `take` on the objects counted references one by one
+    (118 -> 60 instructions a token; 1.12-1.14x the engine at 65,536 rows, paired A/B of 12 rounds)."""
     if block.dtype == np.uint16 or (block.size and block.min() >= 0 and block.max() < len(SHARED_IDS)):
         addresses = SHARED_ADDRESSES.take(block.astype(np.intp))
         return np.ndarray(addresses.size, dtype=object, buffer=addresses).tolist()
@@ -348,8 +328,8 @@ def plain_tokens(value: object) -> list[int] | None:
     return None
 
 
-def read_only(array: np.ndarray) -> np.ndarray:
-    """A view of `array` that the model cannot write through."""
-    view = array.view()
+def read_only(values: np.ndarray) -> np.ndarray:
+    """A view of `values` that the model cannot write through."""
+    view = values.view()
     view.flags.writeable = False
     return view
