@@ -179,7 +179,7 @@ class VectorisedEngine:
         self.state[slots] = 0
         self.born[slots] = self.t
         self.num_active += count
-        if tables.max() >= 0:
+        if self.tables and tables.max() >= 0:
             self.live += np.bincount(tables[tables >= 0], minlength=self.live.size)
 
     def _call_model(self) -> np.ndarray:
@@ -209,7 +209,7 @@ class VectorisedEngine:
     def _append_and_check(self, answer: np.ndarray) -> np.ndarray:
         """Append each row's token; return the slots whose row ends (stop token, stop sequence or max_tokens)."""
         narrow = self.history.dtype == np.uint16 and not np.can_cast(answer, np.uint16)
-        if narrow and (answer.min() < 0 or answer.max() >= len(SHARED_IDS)):
+        if narrow and np.bitwise_or.reduce(answer) >> 16:  # some token has a bit set past 16 (or is negative)
             self.window, self.history = self.window.astype(np.int64), self.history.astype(np.int64)
         tokens = self.window[self.t - self.flushed]
         np.copyto(tokens, answer, casting="unsafe")  # (checked: integers that fit)
@@ -220,7 +220,7 @@ class VectorisedEngine:
         done = self.remaining == 0
         if self.stop_token is not None:
             done |= tokens == self.stop_token
-        if self.live.any():
+        if self.tables and self.live.any():
             self._match_stop_sequences(tokens.astype(np.int64), done)
         done &= self.active
         return np.flatnonzero(done)
@@ -249,8 +249,8 @@ class VectorisedEngine:
         if ended.size:
             self.outbox += self._join(ended)
             self.row_of[ended] = None
-            tables = self.table_of[ended]
-            if tables.max() >= 0:
+            if self.tables:
+                tables = self.table_of[ended]
                 self.live -= np.bincount(tables[tables >= 0], minlength=self.live.size)
             self.active[ended] = False
             self.table_of[ended] = -1
