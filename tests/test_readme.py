@@ -97,3 +97,24 @@ def test_the_link_check_finds_a_missing_file_and_a_missing_heading_and_skips_cod
         "page.md: #not-a-heading (no such heading)",
         "page.md: page.md#nowhere (no such heading)",
     ]
+
+
+def test_the_vectorised_table_quotes_the_stored_measurement():
+    """The README's table of the vectorised step is `benchmarks/vectorised.py --write`'s stored run, rounded."""
+    import json
+
+    stored = json.loads((README.parent / "engine" / "lab" / "measurements" / "vectorised.json").read_text())
+    table = {
+        line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
+        for line in README.read_text().splitlines()
+        if line.startswith(("| rows |", "| loop engine |", "| vectorised step |"))
+    }
+    columns = [stored["rows"].index(int(rows.replace(",", ""))) for rows in table["rows"]]
+
+    def shown(values: list) -> list[str]:
+        return ["-" if values[i] is None else f"{round(values[i]):,}" for i in columns]
+
+    assert table["loop engine"] == shown(stored["loop_ns_per_token"])
+    assert table["vectorised step"] == shown(stored["vectorised_ns_per_token"])
+    assert f"overtakes the loop engine at {stored['crossover_rows']} rows" in README.read_text()
+    assert f"is {stored['speedup_at_max_rows']:.1f}x faster at {stored['max_rows']:,}" in README.read_text()
