@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import math
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.stored import store_or_print  # noqa: E402
 from engine.lab.cache_curve import CAPACITIES, cache_curve  # noqa: E402
 from engine.lab.measured_files import CACHE_CURVE, MEASUREMENTS  # noqa: E402
 from engine.lab.scenario import resolve_scenario  # noqa: E402
@@ -53,12 +53,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help=f"write {OUT.relative_to(OUT.parents[3])}")
     parser.add_argument("--trace", choices=TRACES, default=TRACES[0], help="the Mooncake trace to replay")
     args = parser.parse_args()
-    text = json.dumps(figures(args.trace), indent=1) + "\n"
-    if args.write:
-        OUT.write_text(text)
-        print(f"wrote {OUT}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    store_or_print(figures(args.trace), OUT, args.write)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import statistics
 import sys
@@ -25,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.stored import store_or_print  # noqa: E402
 from engine import BatchInferenceEngine  # noqa: E402
 from engine.practice.checker.scale.runs import timed_run  # noqa: E402
 from engine.practice.checker.scale.workloads import AXIS_BY_NAME  # noqa: E402
@@ -106,12 +106,7 @@ def main() -> None:
         "cap_seconds": args.cap,
         "engines": engines,
     }
-    text = json.dumps(figures, indent=1) + "\n"
-    if args.write:
-        OUT.write_text(text)
-        print(f"wrote {OUT}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    store_or_print(figures, OUT, args.write)
 
 
 if __name__ == "__main__":
