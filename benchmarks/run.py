@@ -327,7 +327,7 @@ def main() -> None:
         "cost_per_request_us": engine_100k.where_the_cost_goes(1 if args.quick else 3),
     }
     speeds, ratios = headline(count, 4 * repeats + 3)  # (short runs: many rounds, so the median settles)
-    varied = varied_lengths(count, 2 * repeats + 1)
+    varied = varied_lengths(count, 4 * repeats + 3)  # (as many rounds as the headline: 7 swung by 0.3x)
     floor = speeds["floor"]
     engine = {"ns_per_token": speeds["engine"], **token_figures(BatchInferenceEngine, args.quick, repeats)}
     paged = {"ns_per_token": speeds["paged"], **paged_figures(repeats)}
