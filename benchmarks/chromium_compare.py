@@ -16,7 +16,8 @@ press Check, then Next lesson. Compared:
   After such a rerun of the stage's own, Chromium's URL holds the reported step and its
   cache has aged one run more, so a later step's query string and cached hashes are listed
   too, not counted;
-- every ForwardMsg of the runs of the first three steps, in order, byte for byte (`new_session`
+- every ForwardMsg of the runs of the first three steps (a landing is two: the page, and the run its
+  report of the first paint asks for), in order, byte for byte (`new_session`
   by kind and size, as it names the session; `script_finished` by status, as it names the run).
 
 Prints one line per difference and exits 1 if there is any.
@@ -39,7 +40,9 @@ from benchmarks.lessons import lesson_keys
 from benchmarks.streamlit_client import Session
 from tests.browser_support import launch, open_app, streamlit_server, wait_until_idle
 
-COMPARED_RUNS = 3  # landing, typed answer, Check (the Next lesson run races the stage's report in Chromium)
+# the landing's two runs (the page's, then the one its first paint's report asks for), typed answer, Check
+# (the Next lesson run races the stage's report in Chromium)
+COMPARED_RUNS = 4
 
 
 def chromium_messages(url: str, lesson: str) -> tuple[list[BackMsg], list[ForwardMsg]]:

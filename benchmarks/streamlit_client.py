@@ -12,7 +12,10 @@ It does what Streamlit's frontend does (the messages were compared with headless
 4. read ForwardMsgs until `script_finished`: `new_session` starts a run (session id, page
    hash, how many runs a cached message is kept), `delta` brings elements (a widget id ends
    in `-<user key>`), `page_info_changed` the URL's new query string, and `ref_hash` stands
-   for a cached message (a large element the client already holds, sent by hash).
+   for a cached message (a large element the client already holds, sent by hash);
+5. on a landing, report the page's first paint as the app's page component does once the
+   browser has painted (`cblab/ui/frame/page.py`: a first page leaves the sidebar's widgets out
+   until then), and read that run too: the landing is both runs, as a browser's is.
 
 Every run's messages are counted in bytes (`run_bytes`: the websocket payloads from the rerun's
 send to its `script_finished`; Streamlit compresses its websocket only with
@@ -27,11 +30,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import http.cookiejar
+import json
 import time
 import urllib.parse
 import urllib.request
 import uuid
 
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ClientState_pb2 import ContextInfo
 from streamlit.proto.Common_pb2 import FileURLsRequest
@@ -82,7 +87,9 @@ class Session:
             return response.read()
 
     async def land(self) -> float:
-        """Open the page and run the script once: seconds from the page request to `script_finished`."""
+        """Open the page and run the script, and again once the page component reports the first paint (as it
+        does when it asks to): seconds from the page request to the last `script_finished`; `received` and
+        `run_bytes` hold both runs."""
         start = time.perf_counter()
         for path in (f"/?{self.query_string}", "/_stcore/health", "/_stcore/host-config"):
             await asyncio.to_thread(self.get, path)
@@ -100,7 +107,22 @@ class Session:
         )
         self._reader = asyncio.create_task(self._read())
         await self.rerun()
+        report = self.paint_report()
+        if report is not None:
+            first, first_bytes = self.received, self.run_bytes
+            await self.rerun(events=(report, "painted"))
+            self.received, self.run_bytes = first + self.received, first_bytes + self.run_bytes
         return time.perf_counter() - start
+
+    def paint_report(self) -> str | None:
+        """The page component's trigger widget if it waits to report the page's first paint (its data's
+        `report`), else None."""
+        for wid, element in self.elements.items():
+            if wid.endswith("-page") and element.WhichOneof("type") == "bidi_component":
+                data = json.loads(element.bidi_component.json or "{}")
+                if isinstance(data, dict) and data.get("report"):
+                    return _make_trigger_id(wid, "events")
+        return None
 
     def widget(self, key: str) -> str:
         """The id of the widget with user key `key` on the page (its id ends in `-<key>`)."""
@@ -140,14 +162,18 @@ class Session:
             await self.rerun()
         return status
 
-    async def rerun(self, trigger: str | None = None) -> float:
-        """Send `rerun_script` with every widget's state (and one button's trigger); seconds to `script_finished`."""
+    async def rerun(self, trigger: str | None = None, events: tuple[str, str] | None = None) -> float:
+        """Send `rerun_script` with every widget's state (and one button's trigger, or one custom component's
+        event: its trigger widget and the event's name); seconds to `script_finished`."""
         message = BackMsg()
         state = message.rerun_script
         state.query_string, state.page_script_hash = self.query_string, self.page_hash
         state.widget_states.widgets.extend(self._values.values())
         if trigger is not None:
             state.widget_states.widgets.add(id=trigger, trigger_value=True)
+        if events is not None:
+            payload = json.dumps([{"event": events[1], "value": True}], separators=(",", ":"))  # (as a browser)
+            state.widget_states.widgets.add(id=events[0], json_trigger_value=payload)
         state.cached_message_hashes.extend(self._cache.hashes())
         state.context_info.CopyFrom(
             ContextInfo(timezone="UTC", timezone_offset=0, locale="en-US", url=self.base + "/", color_scheme="light")

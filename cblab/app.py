@@ -16,9 +16,9 @@ import streamlit as st
 from cblab.ui.controls import url
 from cblab.ui.controls.controls import UPLOAD, scenario_ui, settings_ui
 from cblab.ui.course.course import render_scores
-from cblab.ui.frame.layout import render_header, render_tabs
+from cblab.ui.frame.layout import Header, page_place, render_header, render_tabs
 from cblab.ui.frame.lesson_view import render_lesson
-from cblab.ui.frame.page import render_page
+from cblab.ui.frame.page import render_page, sidebar_waits
 from cblab.ui.runs.runs import Overrides, UserError, is_event_log, load
 
 LESSON_HELP = "A link opens a lesson by name or number: ?lesson=part2-slot-refill or ?lesson=1.2."
@@ -29,22 +29,35 @@ def render() -> None:
     st.set_page_config(page_title="Continuous Batching Lab", page_icon="🧮", layout="wide")
 
     header = render_header()
-    switches, presentation = header.switches, header.presentation
+    switches = header.switches
+    waits = sidebar_waits()  # a browser's first page: the sidebar's widgets come once the stage has painted
 
     with st.sidebar:
-        name, upload, scenario = scenario_ui()
+        name, upload, scenario = scenario_ui(drawn=not waits)
         replaying = is_event_log(upload)  # an event log: replayed as recorded
-        overrides = Overrides() if replaying else settings_ui(scenario, switches)
+        overrides = Overrides() if replaying else settings_ui(scenario, switches, drawn=not waits)
         if replaying or upload is None and name == UPLOAD:
             url.save({"scenario": name})
-        render_scores()
-        render_page()  # here, not last: the browser loads Streamlit's component code, which the stage needs, sooner
+        if not waits:
+            render_scores()
+        page = page_place()
+    stage = False
+    try:
+        stage = render_run(header, name, upload, scenario, overrides, replaying)
+    finally:
+        with page:
+            render_page(waits, stage)
+
+
+def render_run(header: Header, name: str, upload, scenario, overrides: Overrides, replaying: bool) -> bool:
+    """The main area under the header: the lesson and the tabs (or why there is no run). Whether it drew the stage."""
+    switches, presentation = header.switches, header.presentation
     if name == UPLOAD and upload is None:
         st.info(
             "Choose a scenario TOML, an event-log JSONL or a request trace in the sidebar (up to 5 MB). Nothing you "
             "upload is run as code: scenarios and traces are data, and an event log is only replayed."
         )
-        return
+        return False
     try:
         run = load(name, upload, overrides)
         side_by_side = not replaying and (switches[2] if presentation else st).toggle(
@@ -61,7 +74,7 @@ def render() -> None:
         st.error(str(exc))
         if "the limit is" in str(exc):
             st.caption("docs/limits.md lists every limit a run, a file or a link must stay under.")
-        return
+        return False
     if replaying:
         settings = run.log.config
         st.sidebar.info(
@@ -81,4 +94,4 @@ def render() -> None:
         with header.lesson:
             cap = render_lesson(run, name, scenario, upload is not None, (header.title, header.onward), switches)
 
-    render_tabs(run, pair, name, upload, overrides, cap, presentation)
+    return render_tabs(run, pair, name, upload, overrides, cap, presentation)

@@ -9,6 +9,7 @@ missing outside CI. Screenshots go to test-artifacts/navigation-*.png: look at t
 import time
 
 from tests.browser_support import (
+    FIND_STAGE,
     STAGE,
     check_answer,
     open_app,
@@ -48,6 +49,34 @@ def heading(page) -> str:
 def asks(page) -> int:
     """How many predictions the page asks now (one at a time, so 0 or 1)."""
     return page.get_by_text("Predict (before step").count()
+
+
+# In the page from its start: when the stage's grid first has a cell, and when the sidebar first has its picker.
+FIRST_SEEN = f"""
+window.firstSeen = {{}};
+const see = (name, found) => {{
+  if (!(name in window.firstSeen) && found) window.firstSeen[name] = performance.now();
+}};
+const look = () => {{
+  see("stage", ({FIND_STAGE})()?.querySelector(".grid .cell"));
+  see("picker", document.querySelector("[data-testid='stSidebar'] [data-testid='stSelectbox']"));
+  if (Object.keys(window.firstSeen).length < 2) setTimeout(look, 5);
+}};
+look();
+"""
+
+
+def test_a_first_page_paints_its_stage_first_then_draws_the_sidebar_s_widgets(page, url):
+    page.add_init_script(FIRST_SEEN)
+    open_app(page, url, "?lesson=1.1")
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").wait_for(timeout=30_000)
+    page.get_by_label("Batch size (slots)").wait_for(timeout=30_000)
+    seen = page.evaluate("() => window.firstSeen")
+    assert seen["stage"] < seen["picker"]  # the picker and the settings come with the run the paint asked for
+    wait_for_url(page, "batch_size=2")  # the settings' values in the URL, as before
+    wait_until_idle(page)
+    choose_lesson(page, KV_LESSON)  # and the picker works as ever
+    assert heading(page) == KV_LESSON
 
 
 def test_the_picker_from_a_later_step_opens_a_lesson_with_all_its_predictions(page, url):

@@ -47,12 +47,14 @@ def _choose(name: str) -> None:
     reset_to_own_settings()
 
 
-def scenario_ui() -> tuple[str, object | None, Scenario | None]:
+def scenario_ui(drawn: bool = True) -> tuple[str, object | None, Scenario | None]:
     """The lesson picker: the course's lessons in order ("3.2 Title"), then an upload.
 
     A session starts on lesson 1 unless its URL names a lesson (`lesson`: a scenario name
     or a number such as 3.2) or, in older links, a `scenario`. Back and Forward in the
     browser move between the lessons this session visited, with their settings and steps.
+    Not `drawn` (a browser's first page: `cblab/ui/frame/page.py`), the lesson is the same and
+    only the picker is left out.
     """
     names = [lesson.name for lesson in course().lessons]
     url.load_once()
@@ -68,6 +70,9 @@ def scenario_ui() -> tuple[str, object | None, Scenario | None]:
         if st.session_state.get("scenario") is not None:  # an old link's unknown `scenario`
             st.session_state.unknown_lesson = st.session_state.scenario
         st.session_state.scenario = names[0]
+    if not drawn:
+        name = st.session_state.scenario
+        return name, None, None if name == UPLOAD else resolve_scenario(name)
     name = st.selectbox(
         "Lesson",
         [*names, UPLOAD],
@@ -98,13 +103,14 @@ def _follow_the_url(home: str) -> None:
 GROUP_CAPTIONS = {"memory": "Memory: the KV cache and the token budget", "workload": "Generated workload"}
 
 
-def settings_ui(scenario: Scenario | None, switches=None) -> Overrides:
+def settings_ui(scenario: Scenario | None, switches=None, drawn: bool = True) -> Overrides:
     """The engine, memory, model and workload knobs (`cblab/ui/controls/settings.py`), starting from the scenario's
     own values; the settings a scenario has no use for are not shown.
 
     `switches`, if given, are the places the batching and padded switches go instead, in a row
     (presentation mode keeps them on screen while the sidebar is hidden). Malformed stop-token or
-    stop-sequence text shows an inline error and overrides nothing.
+    stop-sequence text shows an inline error and overrides nothing. Not `drawn` (a browser's first
+    page), the sidebar's widgets are left out and their values are the ones they will show.
     """
     for key, value in own_values(scenario).items():
         st.session_state.setdefault(key, value)
@@ -114,6 +120,9 @@ def settings_ui(scenario: Scenario | None, switches=None) -> Overrides:
     group = "engine"
     for setting in SETTINGS:
         if not setting.shown(scenario, values):
+            continue
+        if not drawn and setting.key not in places:
+            values[setting.key] = st.session_state[setting.key]  # (what its widget returns)
             continue
         if setting.group != group:
             group = setting.group

@@ -64,12 +64,19 @@ def render_header() -> Header:
     return Header(title, onward, lesson, switches, presentation)
 
 
+def page_place():
+    """The sidebar's last place, filled at the end of the run: the page component (`cblab/ui/frame/page.py`),
+    which is told whether the run drew the stage."""
+    return st.sidebar.container()
+
+
 def render_tabs(
     run: Run, pair: list[Run] | None, name: str, upload, overrides: Overrides, cap: int | None, presentation: bool
-) -> None:
+) -> bool:
     """The tabs under the lesson, each drawn only while open: the stage and the batch view (`pair`:
     static and continuous side by side), the charts, Compare, the event log and Practice. `cap`
-    is the first step a prediction still hides; the session's step is kept below it."""
+    is the first step a prediction still hides; the session's step is kept below it. Whether the
+    stage was drawn (the Grid tab is open)."""
     grid_tab, timeline_tab, metrics_tab, compare_tab, log_tab, practice_tab = st.tabs(
         TABS, key="tab", bind="query-params"
     )
@@ -109,6 +116,7 @@ def render_tabs(
     if practice_tab.open:
         with practice_tab:
             render_practice()
+    return grid_tab.open
 
 
 def without_cache(name: str, upload, overrides: Overrides) -> Run:

@@ -11,6 +11,11 @@
 // down the page would otherwise open where the last one was scrolled to, its title and first
 // prediction above view.
 //
+// First paint: a browser's first page comes without the sidebar's widgets, which Python draws once
+// this reports that the page has painted (data.report): its stage, which announces the first run it
+// shows (STAGE_SHOWN, stage.js), or, with no stage on the page, itself. A stage that never shows is
+// waited for WAIT_MS at most.
+//
 // Predictions: Python sends the session's checked predictions (data.scores); they are kept
 // in localStorage, never on the server. A new session (a reload, a visit the next day) gets
 // them back once: this reports what the browser kept (state "saved"), and Python takes it.
@@ -62,8 +67,27 @@ function kept() {
 let session = null;  // the server session this page last reported to
 let mayWrite = false;  // whether storage may take that session's scores (only once it has what was kept)
 
+const STAGE_SHOWN = "cblab-stage-shown";  // a window event, and a flag on window once it has fired
+const WAIT_MS = 3000;
+let painted = null;  // the session whose first paint was reported
+
+function reportPaint(report, setTriggerValue) {
+  if (!report || painted === session) return;
+  painted = session;
+  // (after the frame: the paint is on screen before Python's next run asks the browser for more)
+  const send = () => requestAnimationFrame(() => setTimeout(() => setTriggerValue("painted", true), 0));
+  if (report !== "stage" || window[STAGE_SHOWN]) return send();
+  let sent = false;
+  const once = () => {
+    if (!sent) send();
+    sent = true;
+  };
+  window.addEventListener(STAGE_SHOWN, once, { once: true });
+  setTimeout(once, WAIT_MS);
+}
+
 export default function (component) {
-  const { data, setStateValue } = component;
+  const { data, setStateValue, setTriggerValue } = component;
   aliases = data.aliases || {};
   home = data.home || null;
   addHistoryOnlyForLessons();
@@ -73,6 +97,7 @@ export default function (component) {
     mayWrite = data.restored || !Object.keys(saved).length;
     if (!mayWrite) setStateValue("saved", saved);  // Python merges them and sends data.restored
   }
+  reportPaint(data.report, setTriggerValue);
   if (data.restored) mayWrite = true;
   if (!mayWrite) return;
   try {

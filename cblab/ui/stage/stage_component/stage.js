@@ -21,6 +21,7 @@ const MAX_CELL_CHARS = 12;  // a longer id or token is cut with an ellipsis (the
 const SHOWN_CHIPS = 60;  // the waiting queue's chips drawn; the rest are counted
 const PROJECTED_CHIPS = 16;  // the same in presentation mode, where each chip is 24 px text
 const NARROW = 640;  // px: below this the queue and the narration go under the grid (a phone)
+const SHOWN = "cblab-stage-shown";  // a window event (and flag) once a stage first shows a run: page.js waits for it
 
 export function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -325,6 +326,10 @@ class Stage {
     }
     if (data.id !== this.id && !this.load(data, trigger)) return;  // (the same run: keep playing where we are)
     this.hold(data.limit ?? null, data.goto ?? null);
+    if (!window[SHOWN]) {
+      window[SHOWN] = true;
+      window.dispatchEvent(new Event(SHOWN));
+    }
     if (projector && (switched || !this.root.contains(document.activeElement))) this.takeKeys();
   }
 
