@@ -9,8 +9,8 @@ Streamlit finds the declaration itself when its server starts, among the install
 installed wheel carries it. It does not find a checkout's (an editable install or `PYTHONPATH`: its
 scanner looks for the file in the distribution's file list, or beside an importable package named
 after the distribution, `continuous_batching_lab`, which neither has), so `declare` registers the same
-file with the running server: at its start (`cblab/cli/worker_start.py`'s `warm_caches`) and, if
-that did not run (a test's server), at the first mount. It does so too when the folder Streamlit found
+file with the running server at a session's first mount (once: later mounts find it registered). It
+does so too when the folder Streamlit found
 is another copy's (a wheel installed beside the checkout that is running), so the files served are
 those of the code that runs. Should Streamlit's registry refuse (its inner API is not public), the
 files are sent inline, as before, and the server's log says so once.
