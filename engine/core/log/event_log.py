@@ -137,18 +137,10 @@ class EventLog:
                 requests += [request] * (1 + len(hits))
                 values.append(0)
                 values += hits
-            for block in blocks:  # each kv_alloc after its block's kv_evict if taking it dropped a cached identity
-                if block in evicted:
-                    evicted.discard(block)
-                    kinds += KIND_EVICT_THEN_ALLOC
-                    slots += slot, slot
-                    requests += request, request
-                    values += block, block
-                else:
-                    kinds += KIND_ALLOC
-                    slots.append(slot)
-                    requests.append(request)
-                    values.append(block)
+            if blocks:  # its new blocks, as the decoding rows' (each kv_alloc after its kv_evict, if any)
+                allocations = _allocations([slot] * len(blocks), [request] * len(blocks), blocks, evicted)
+                for column, events in zip((kinds, slots, requests, values), allocations):
+                    column.extend(events)
         self._extend(plan.step, kinds, slots, requests, values)
 
     def model_called(self, plan: Plan) -> None:
@@ -381,12 +373,12 @@ def _twice(column: list) -> list:
 
 
 def _allocations(slots: list, requests: list, blocks: list, evicted: set | tuple) -> tuple[bytes, list, list, list]:
-    """The events (kinds, slots, requests, values) of decoding rows' new blocks: each block's `kv_alloc` (the row of
-    slots[i] and requests[i]), after its `kv_evict` if taking it dropped a cached identity (written once: it leaves
-    `evicted`), as `scheduled` writes an admission's. SPEED: with prefix caching most new blocks were cached: when
-    all were, each column takes them as pairs (kv_evict, kv_alloc), in C; else the events are made in one pass
-    (cutting the pairs of the blocks not cached out of the columns took 40.8k instructions a call for 4 blocks, one
-    not cached, against 25.0k: callgrind)."""
+    """The events (kinds, slots, requests, values) of new blocks: each block's `kv_alloc` (the row of slots[i] and
+    requests[i]), after its `kv_evict` if taking it dropped a cached identity (written once: it leaves `evicted`),
+    for the decoding rows' blocks and for an admission's or a claim's alike. SPEED: with prefix caching most new
+    blocks were cached: when all were, each column takes them as pairs (kv_evict, kv_alloc), in C; else the events
+    are made in one pass (cutting the pairs of the blocks not cached out of the columns took 40.8k instructions a
+    call for 4 blocks, one not cached, against 25.0k: callgrind)."""
     if not evicted or evicted.isdisjoint(blocks):  # (without prefix caching, always)
         return KIND_ALLOC * len(blocks), slots, requests, blocks
     if evicted.issuperset(blocks):
